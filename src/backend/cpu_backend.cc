@@ -1,0 +1,351 @@
+#include "backend/cpu_backend.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "common/error.h"
+
+namespace layerlab::backend {
+namespace {
+
+// Calls body.template operator()<A>() with the activation as a compile-time constant, so
+// each kernel is specialised per activation and the switch leaves the inner loop.
+template <typename Body>
+void dispatch_activation(Activation a, Body&& body) {
+  switch (a) {
+    case Activation::kLinear: return body.template operator()<Activation::kLinear>();
+    case Activation::kRelu: return body.template operator()<Activation::kRelu>();
+    case Activation::kLeakyRelu: return body.template operator()<Activation::kLeakyRelu>();
+    case Activation::kElu: return body.template operator()<Activation::kElu>();
+    case Activation::kSelu: return body.template operator()<Activation::kSelu>();
+    case Activation::kGelu: return body.template operator()<Activation::kGelu>();
+    case Activation::kTanh: return body.template operator()<Activation::kTanh>();
+    case Activation::kSigmoid: return body.template operator()<Activation::kSigmoid>();
+    case Activation::kSoftplus: return body.template operator()<Activation::kSoftplus>();
+  }
+}
+
+void column_sums(int rows, int cols, const float* src, float* dst) {
+  std::fill(dst, dst + cols, 0.f);
+  for (int r = 0; r < rows; ++r) {
+    const float* row = src + static_cast<int64_t>(r) * cols;
+    for (int c = 0; c < cols; ++c) dst[c] += row[c];
+  }
+}
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) { set_threads(threads); }
+
+  std::string name() const override { return "cpu"; }
+  std::string describe() const override {
+    return std::string("cpu (") + openblas_get_config() + ", " + std::to_string(threads_) +
+           " thread" + (threads_ == 1 ? "" : "s") + ")";
+  }
+  void set_threads(int threads) override {
+    threads_ = std::max(1, threads);
+    openblas_set_num_threads(threads_);
+  }
+  int threads() const override { return threads_; }
+
+  void* allocate(size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, std::max<size_t>(rounded, 64));
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) override { std::free(p); }
+  void upload(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void fill(float* dst, int64_t n, float value) override { std::fill(dst, dst + n, value); }
+  void zero(void* dst, size_t bytes) override {
+    if (bytes) std::memset(dst, 0, bytes);
+  }
+  void synchronize() override {}
+
+  void gemm(const GemmArgs& g) override {
+    for (int p = 0; p < g.batch; ++p) {
+      cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
+                  g.trans_b ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, g.alpha,
+                  g.a + p * g.stride_a, g.lda, g.b + p * g.stride_b, g.ldb, g.beta,
+                  g.c + p * g.stride_c, g.ldc);
+    }
+  }
+
+  void gather_rows(int pack, int rows, int cols, const float* src, const int32_t* idx,
+                   int64_t idx_stride, float* dst) override {
+    for (int p = 0; p < pack; ++p)
+      for (int r = 0; r < rows; ++r)
+        std::memcpy(dst + (static_cast<int64_t>(p) * rows + r) * cols,
+                    src + static_cast<int64_t>(idx[p * idx_stride + r]) * cols,
+                    sizeof(float) * cols);
+  }
+
+  void bias_activation_forward(Activation a, int pack, int rows, int cols, PackedVector bias,
+                               float* z, float* y) override {
+    dispatch_activation(a, [&]<Activation A>() {
+      for (int p = 0; p < pack; ++p) {
+        const float* b = bias.data ? bias.data + p * bias.stride : nullptr;
+        for (int r = 0; r < rows; ++r) {
+          const int64_t off = (static_cast<int64_t>(p) * rows + r) * cols;
+          float* zr = z + off;
+          float* yr = y + off;
+          if (b)
+            for (int c = 0; c < cols; ++c) zr[c] += b[c];
+          for (int c = 0; c < cols; ++c) yr[c] = act::forward(A, zr[c]);
+        }
+      }
+    });
+  }
+
+  void activation_backward(Activation a, int pack, int rows, int cols, const float* z,
+                           const float* y, const float* dy, float* dz,
+                           PackedVector bias_grad) override {
+    const int64_t n = static_cast<int64_t>(pack) * rows * cols;
+    dispatch_activation(a, [&]<Activation A>() {
+      for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * act::derivative(A, z[i], y[i]);
+    });
+    if (bias_grad.data) sum_rows(pack, rows, cols, dz, bias_grad);
+  }
+
+  void sum_rows(int pack, int rows, int cols, const float* src, PackedVector dst) override {
+    for (int p = 0; p < pack; ++p)
+      column_sums(rows, cols, src + static_cast<int64_t>(p) * rows * cols,
+                  dst.data + p * dst.stride);
+  }
+
+  void batchnorm_forward(int pack, int rows, int cols, const float* x, float* xhat, float* y,
+                         const BatchNormState& s, bool training) override {
+    for (int p = 0; p < pack; ++p) {
+      const int64_t off = static_cast<int64_t>(p) * rows * cols;
+      const float* gamma = s.gamma.data + p * s.gamma.stride;
+      const float* beta = s.beta.data + p * s.beta.stride;
+      float* mean = s.mean + static_cast<int64_t>(p) * cols;
+      float* inv_std = s.inv_std + static_cast<int64_t>(p) * cols;
+      float* rmean = s.running_mean + static_cast<int64_t>(p) * cols;
+      float* rvar = s.running_var + static_cast<int64_t>(p) * cols;
+      if (training) {
+        batch_statistics(rows, cols, x + off, mean, inv_std, s.eps);
+        const float unbias = rows > 1 ? static_cast<float>(rows) / (rows - 1) : 1.f;
+        for (int c = 0; c < cols; ++c) {
+          const float var = 1.f / (inv_std[c] * inv_std[c]) - s.eps;
+          rmean[c] = (1.f - s.momentum) * rmean[c] + s.momentum * mean[c];
+          rvar[c] = (1.f - s.momentum) * rvar[c] + s.momentum * var * unbias;
+        }
+      } else {
+        for (int c = 0; c < cols; ++c) {
+          mean[c] = rmean[c];
+          inv_std[c] = 1.f / std::sqrt(rvar[c] + s.eps);
+        }
+      }
+      for (int r = 0; r < rows; ++r) {
+        const int64_t ro = off + static_cast<int64_t>(r) * cols;
+        for (int c = 0; c < cols; ++c) {
+          const float h = (x[ro + c] - mean[c]) * inv_std[c];
+          if (xhat) xhat[ro + c] = h;
+          y[ro + c] = gamma[c] * h + beta[c];
+        }
+      }
+    }
+  }
+
+  void batchnorm_backward(int pack, int rows, int cols, const float* xhat, const float* dy,
+                          float* dx, const BatchNormState& s, PackedVector gamma_grad,
+                          PackedVector beta_grad) override {
+    for (int p = 0; p < pack; ++p) {
+      const int64_t off = static_cast<int64_t>(p) * rows * cols;
+      const float* gamma = s.gamma.data + p * s.gamma.stride;
+      const float* inv_std = s.inv_std + static_cast<int64_t>(p) * cols;
+      float* dgamma = gamma_grad.data + p * gamma_grad.stride;
+      float* dbeta = beta_grad.data + p * beta_grad.stride;
+      std::fill(dgamma, dgamma + cols, 0.f);
+      std::fill(dbeta, dbeta + cols, 0.f);
+      for (int r = 0; r < rows; ++r) {
+        const int64_t ro = off + static_cast<int64_t>(r) * cols;
+        for (int c = 0; c < cols; ++c) {
+          dgamma[c] += dy[ro + c] * xhat[ro + c];
+          dbeta[c] += dy[ro + c];
+        }
+      }
+      const float inv_rows = 1.f / static_cast<float>(rows);
+      for (int r = 0; r < rows; ++r) {
+        const int64_t ro = off + static_cast<int64_t>(r) * cols;
+        for (int c = 0; c < cols; ++c)
+          dx[ro + c] = gamma[c] * inv_std[c] * inv_rows *
+                       (rows * dy[ro + c] - dbeta[c] - xhat[ro + c] * dgamma[c]);
+      }
+    }
+  }
+
+  void dropout_forward(int pack, int64_t n_per_member, std::span<const float> rate,
+                       std::span<const uint64_t> seed, uint64_t stream, float* y,
+                       float* mask) override {
+    for (int p = 0; p < pack; ++p) {
+      float* yp = y + p * n_per_member;
+      float* mp = mask + p * n_per_member;
+      const float r = rate[p];
+      if (r <= 0.f) {
+        std::fill(mp, mp + n_per_member, 1.f);
+        continue;
+      }
+      const float keep_scale = 1.f / (1.f - r);
+      for (int64_t i = 0; i < n_per_member; ++i) {
+        mp[i] = uniform01(seed[p], stream, static_cast<uint64_t>(i)) < r ? 0.f : keep_scale;
+        yp[i] *= mp[i];
+      }
+    }
+  }
+
+  void copy(int64_t n, const float* x, float* y) override {
+    if (n) std::memcpy(y, x, sizeof(float) * n);
+  }
+  void multiply(int64_t n, const float* x, float* y) override {
+    for (int64_t i = 0; i < n; ++i) y[i] *= x[i];
+  }
+  void add(int64_t n, const float* x, float* y) override {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+  }
+
+  void loss(Loss kind, int pack, int rows, int cols, const float* out, const float* targets,
+            float* d_out, int batch_rows, double* loss_sum, double* correct) override {
+    const float inv_batch = 1.f / static_cast<float>(batch_rows);
+    const int target_cols = kind == Loss::kSoftmaxCrossEntropy ? 1 : cols;
+    for (int p = 0; p < pack; ++p) {
+      double member_loss = 0.0;
+      int64_t member_correct = 0;
+      for (int r = 0; r < rows; ++r) {
+        const int64_t row = static_cast<int64_t>(p) * rows + r;
+        const float* o = out + row * cols;
+        const float* t = targets + row * target_cols;
+        float* d = d_out ? d_out + row * cols : nullptr;
+        if (kind == Loss::kSoftmaxCrossEntropy) {
+          const int label = static_cast<int>(t[0]);
+          const int argmax = static_cast<int>(std::max_element(o, o + cols) - o);
+          const float mx = o[argmax];
+          float sum = 0.f;
+          for (int c = 0; c < cols; ++c) sum += std::exp(o[c] - mx);
+          const float lse = mx + std::log(sum);
+          member_loss += lse - o[label];
+          member_correct += argmax == label;
+          if (d) {
+            for (int c = 0; c < cols; ++c) d[c] = std::exp(o[c] - lse) * inv_batch;
+            d[label] -= inv_batch;
+          }
+        } else {
+          float se = 0.f;
+          for (int c = 0; c < cols; ++c) {
+            const float diff = o[c] - t[c];
+            se += diff * diff;
+            if (d) d[c] = 2.f * diff * inv_batch / static_cast<float>(cols);
+          }
+          member_loss += se / static_cast<float>(cols);
+        }
+      }
+      loss_sum[p] += member_loss;
+      if (correct) correct[p] += static_cast<double>(member_correct);
+    }
+  }
+
+  void optimizer_step(UpdateRule rule, int pack, int64_t n, PackedVector params,
+                      PackedVector grads, PackedVector state1, PackedVector state2,
+                      std::span<const StepHyper> hyper) override {
+    for (int p = 0; p < pack; ++p) {
+      const StepHyper& h = hyper[p];
+      float* w = params.data + p * params.stride;
+      const float* g = grads.data + p * grads.stride;
+      float* s1 = state1.data ? state1.data + p * state1.stride : nullptr;
+      float* s2 = state2.data ? state2.data + p * state2.stride : nullptr;
+      update_member(rule, n, w, g, s1, s2, h);
+    }
+  }
+
+ private:
+  static void batch_statistics(int rows, int cols, const float* x, float* mean,
+                               float* inv_std, float eps) {
+    std::fill(mean, mean + cols, 0.f);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) mean[c] += x[static_cast<int64_t>(r) * cols + c];
+    for (int c = 0; c < cols; ++c) mean[c] /= static_cast<float>(rows);
+    std::fill(inv_std, inv_std + cols, 0.f);  // holds the variance until the last loop
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const float d = x[static_cast<int64_t>(r) * cols + c] - mean[c];
+        inv_std[c] += d * d;
+      }
+    for (int c = 0; c < cols; ++c)
+      inv_std[c] = 1.f / std::sqrt(inv_std[c] / static_cast<float>(rows) + eps);
+  }
+
+  // The update rules follow PyTorch's torch.optim definitions (weight decay as L2 on the
+  // gradient, except adamw's decoupled decay), so reference trajectories match.
+  static void update_member(UpdateRule rule, int64_t n, float* w, const float* g, float* s1,
+                            float* s2, const StepHyper& h) {
+    const float lr = h.lr, wd = h.weight_decay;
+    switch (rule) {
+      case UpdateRule::kSgd:
+        for (int64_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
+        return;
+      case UpdateRule::kMomentum:
+      case UpdateRule::kNesterov: {
+        const bool nesterov = rule == UpdateRule::kNesterov;
+        for (int64_t i = 0; i < n; ++i) {
+          const float gi = g[i] + wd * w[i];
+          s1[i] = h.momentum * s1[i] + gi;
+          w[i] -= lr * (nesterov ? gi + h.momentum * s1[i] : s1[i]);
+        }
+        return;
+      }
+      case UpdateRule::kAdam:
+      case UpdateRule::kAdamW: {
+        const bool decoupled = rule == UpdateRule::kAdamW;
+        const float step = lr / h.bias_correction1;
+        const float inv_sqrt_bc2 = 1.f / std::sqrt(h.bias_correction2);
+        for (int64_t i = 0; i < n; ++i) {
+          float gi = g[i];
+          if (decoupled)
+            w[i] *= 1.f - lr * wd;
+          else
+            gi += wd * w[i];
+          s1[i] = h.beta1 * s1[i] + (1.f - h.beta1) * gi;
+          s2[i] = h.beta2 * s2[i] + (1.f - h.beta2) * gi * gi;
+          w[i] -= step * s1[i] / (std::sqrt(s2[i]) * inv_sqrt_bc2 + h.eps);
+        }
+        return;
+      }
+      case UpdateRule::kRmsprop:
+        for (int64_t i = 0; i < n; ++i) {
+          const float gi = g[i] + wd * w[i];
+          s2[i] = h.beta2 * s2[i] + (1.f - h.beta2) * gi * gi;
+          w[i] -= lr * gi / (std::sqrt(s2[i]) + h.eps);
+        }
+        return;
+      case UpdateRule::kAdagrad:
+        for (int64_t i = 0; i < n; ++i) {
+          const float gi = g[i] + wd * w[i];
+          s1[i] += gi * gi;
+          w[i] -= lr * gi / (std::sqrt(s1[i]) + h.eps);
+        }
+        return;
+    }
+  }
+
+  int threads_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  return std::make_unique<CpuBackend>(threads);
+}
+
+}  // namespace layerlab::backend

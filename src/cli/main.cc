@@ -1,0 +1,39 @@
+// layerlab: the command-line edge. Errors thrown inside become "layerlab CMD: error: ..."
+// and an exit code: 2 bad input, 3 missing prerequisite, 1 anything else.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "common/error.h"
+
+namespace {
+
+int exit_code(layerlab::ErrorCode code) {
+  switch (code) {
+    case layerlab::ErrorCode::kInvalidArgument:
+    case layerlab::ErrorCode::kNotFound: return 2;
+    case layerlab::ErrorCode::kFailedPrecondition: return 3;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"layerlab: systematic experiments on neural-network design"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", LAYERLAB_VERSION);
+  layerlab::cli::add_train_command(app);
+  layerlab::cli::add_datasets_command(app);
+  std::string command = "layerlab";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const layerlab::Error& e) {
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    std::cerr << command << ": error: " << e.what() << "\n";
+    return exit_code(e.code());
+  }
+  return 0;
+}

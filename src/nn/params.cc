@@ -1,0 +1,164 @@
+#include "nn/params.h"
+
+#include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/strings.h"
+#include "nn/registries.h"
+
+namespace layerlab::nn {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& key, const std::string& expected, const json& got) {
+  throw invalid_argument(key + ": expected " + expected + ", got " + got.dump());
+}
+
+void read(const std::string& key, const json& j, int& out) {
+  if (!j.is_number_integer()) bad(key, "an integer", j);
+  const auto v = j.get<int64_t>();
+  if (v < INT32_MIN || v > INT32_MAX) bad(key, "an integer in 32-bit range", j);
+  out = static_cast<int>(v);
+}
+void read(const std::string& key, const json& j, uint64_t& out) {
+  if (!j.is_number_integer() || j.get<int64_t>() < 0) bad(key, "a non-negative integer", j);
+  out = j.get<uint64_t>();
+}
+void read(const std::string& key, const json& j, double& out) {
+  if (!j.is_number()) bad(key, "a number", j);
+  out = j.get<double>();
+}
+void read(const std::string& key, const json& j, bool& out) {
+  if (!j.is_boolean()) bad(key, "true or false", j);
+  out = j.get<bool>();
+}
+void read(const std::string& key, const json& j, std::string& out) {
+  if (!j.is_string()) bad(key, "a name", j);
+  out = j.get<std::string>();
+}
+void read(const std::string& key, const json& j, std::vector<int>& out) {
+  if (!j.is_array()) bad(key, "a list of layer widths", j);
+  out.clear();
+  for (size_t i = 0; i < j.size(); ++i) {
+    int v = 0;
+    read(key + "[" + std::to_string(i) + "]", j[i], v);
+    out.push_back(v);
+  }
+}
+
+struct Field {
+  std::string name;
+  std::function<void(Params&, const json&)> read;
+  std::function<void(const Params&, json&)> write;
+};
+
+template <typename T>
+Field field(const char* name, T Params::*member) {
+  return {name, [name, member](Params& p, const json& j) { read(name, j, p.*member); },
+          [name, member](const Params& p, json& j) { j[name] = p.*member; }};
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      field("hidden_layers", &Params::hidden_layers),
+      field("units", &Params::units),
+      field("layers", &Params::layers),
+      field("activation", &Params::activation),
+      field("dropout", &Params::dropout),
+      field("batch_norm", &Params::batch_norm),
+      field("residual", &Params::residual),
+      field("init", &Params::init),
+      field("optimizer", &Params::optimizer),
+      field("learning_rate", &Params::learning_rate),
+      field("momentum", &Params::momentum),
+      field("weight_decay", &Params::weight_decay),
+      field("batch_size", &Params::batch_size),
+      field("epochs", &Params::epochs),
+      field("lr_schedule", &Params::lr_schedule),
+      field("lr_step_epochs", &Params::lr_step_epochs),
+      field("lr_gamma", &Params::lr_gamma),
+      field("lr_min", &Params::lr_min),
+      field("warmup_epochs", &Params::warmup_epochs),
+      field("patience", &Params::patience),
+      field("seed", &Params::seed),
+  };
+  return f;
+}
+
+template <typename T>
+void require(bool ok, const char* key, const char* expected, T got) {
+  if (!ok) bad(key, expected, json(got));
+}
+
+template <typename T>
+void check_name(const Registry<T>& registry, const char* key, const std::string& name) {
+  if (!registry.contains(name)) throw invalid_argument(std::string(key) + ": " + registry.unknown_message(name));
+}
+
+}  // namespace
+
+std::vector<int> Params::hidden_widths() const {
+  if (!layers.empty()) return layers;
+  return std::vector<int>(static_cast<size_t>(std::max(hidden_layers, 0)), units);
+}
+
+void Params::validate() const {
+  require(hidden_layers >= 0, "hidden_layers", "a non-negative integer", hidden_layers);
+  require(units >= 1, "units", "a positive integer", units);
+  for (int w : layers) require(w >= 1, "layers", "positive layer widths", layers);
+  require(dropout >= 0.0 && dropout < 1.0, "dropout", "a rate in [0, 1)", dropout);
+  require(learning_rate > 0.0 && std::isfinite(learning_rate), "learning_rate",
+          "a positive number", learning_rate);
+  require(momentum >= 0.0 && momentum < 1.0, "momentum", "a value in [0, 1)", momentum);
+  require(weight_decay >= 0.0, "weight_decay", "a non-negative number", weight_decay);
+  require(batch_size >= 1, "batch_size", "a positive integer", batch_size);
+  require(epochs >= 1, "epochs", "a positive integer", epochs);
+  require(lr_step_epochs >= 1, "lr_step_epochs", "a positive integer", lr_step_epochs);
+  require(lr_gamma > 0.0, "lr_gamma", "a positive number", lr_gamma);
+  require(lr_min >= 0.0, "lr_min", "a non-negative number", lr_min);
+  require(warmup_epochs >= 0, "warmup_epochs", "a non-negative integer", warmup_epochs);
+  require(patience >= 0, "patience", "a non-negative integer", patience);
+  check_name(activations(), "activation", activation);
+  check_name(initializers(), "init", init);
+  check_name(optimizers(), "optimizer", optimizer);
+  check_name(schedules(), "lr_schedule", lr_schedule);
+}
+
+json Params::to_json() const {
+  json j = json::object();
+  for (const Field& f : fields()) f.write(*this, j);
+  return j;
+}
+
+Params Params::from_json(const json& j) {
+  if (!j.is_object()) throw invalid_argument("parameters: expected an object, got " + j.dump());
+  Params p;
+  for (const auto& [key, value] : j.items()) {
+    const Field* match = nullptr;
+    for (const Field& f : fields())
+      if (f.name == key) match = &f;
+    if (!match) {
+      std::string msg = "unknown parameter '" + key + "'";
+      std::string hint = closest_match(key, keys());
+      if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
+      throw invalid_argument(msg + "; known: " + join(keys(), ", "));
+    }
+    match->read(p, value);
+  }
+  p.validate();
+  return p;
+}
+
+const std::vector<std::string>& Params::keys() {
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> out;
+    for (const Field& f : fields()) out.push_back(f.name);
+    return out;
+  }();
+  return k;
+}
+
+}  // namespace layerlab::nn

@@ -1,0 +1,132 @@
+#include "study/trial.h"
+
+#include <cmath>
+
+#include "common/error.h"
+
+namespace layerlab::study {
+
+using nlohmann::json;
+
+json TrialSpec::to_json() const {
+  json j = params.to_json();
+  j["dataset"] = dataset;
+  j["validation_fraction"] = validation_fraction;
+  j["stratify"] = stratify;
+  j["split_seed"] = split_seed;
+  return j;
+}
+
+TrialSpec TrialSpec::from_json(const json& j) {
+  if (!j.is_object()) throw invalid_argument("trial: expected an object, got " + j.dump());
+  TrialSpec t;
+  json rest = j;
+  if (j.contains("dataset")) {
+    if (!j["dataset"].is_string()) throw invalid_argument("dataset: expected a name, got " + j["dataset"].dump());
+    t.dataset = j["dataset"].get<std::string>();
+    rest.erase("dataset");
+  }
+  if (j.contains("validation_fraction")) {
+    const json& v = j["validation_fraction"];
+    if (!v.is_number() || v.get<double>() < 0.0 || v.get<double>() >= 1.0)
+      throw invalid_argument("validation_fraction: expected a fraction in [0, 1), got " + v.dump());
+    t.validation_fraction = v.get<double>();
+    rest.erase("validation_fraction");
+  }
+  if (j.contains("stratify")) {
+    if (!j["stratify"].is_boolean())
+      throw invalid_argument("stratify: expected true or false, got " + j["stratify"].dump());
+    t.stratify = j["stratify"].get<bool>();
+    rest.erase("stratify");
+  }
+  if (j.contains("split_seed")) {
+    const json& v = j["split_seed"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      throw invalid_argument("split_seed: expected a non-negative integer, got " + v.dump());
+    t.split_seed = v.get<uint64_t>();
+    rest.erase("split_seed");
+  }
+  t.params = nn::Params::from_json(rest);
+  return t;
+}
+
+namespace {
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json epoch_json(const nn::EpochRecord& r, const nn::Task& task) {
+  const std::string metric = task.classification() ? "accuracy" : "rmse";
+  return {{"epoch", r.epoch},
+          {"train_loss", finite_or_null(r.train_loss)},
+          {"train_" + metric, finite_or_null(r.train_metric)},
+          {"val_loss", finite_or_null(r.val_loss)},
+          {"val_" + metric, finite_or_null(r.val_metric)},
+          {"learning_rate", r.learning_rate},
+          {"seconds", r.seconds}};
+}
+
+nn::Examples examples(const data::Dataset& d) {
+  return {d.x, d.y, d.rows, d.features, d.targets};
+}
+
+}  // namespace
+
+json TrialOutcome::to_json() const {
+  json curve = json::array();
+  for (const auto& r : result.epochs) curve.push_back(epoch_json(r, task));
+  json metrics = json::object();
+  if (!result.epochs.empty()) {
+    metrics = epoch_json(result.epochs.back(), task);
+    metrics.erase("epoch");
+    metrics.erase("seconds");
+    metrics.erase("learning_rate");
+  }
+  if (result.best_epoch > 0) {
+    const auto& best = result.epochs[static_cast<size_t>(result.best_epoch - 1)];
+    metrics["best_epoch"] = result.best_epoch;
+    metrics["best_val_loss"] = finite_or_null(best.val_loss);
+    metrics[std::string("best_") + task.metric_name()] = finite_or_null(best.val_metric);
+  }
+  json out = {{"status", nn::status_name(result.status)},
+              {"metric", task.metric_name()},
+              {"metrics", metrics},
+              {"epochs_run", result.epochs.size()},
+              {"seconds", result.seconds},
+              {"train_rows", train_rows},
+              {"validation_rows", validation_rows},
+              {"backend", backend},
+              {"params", spec.to_json()},
+              {"curve", curve}};
+  if (!result.message.empty()) out["message"] = result.message;
+  return out;
+}
+
+nn::Examples PreparedData::train() const { return examples(split.train); }
+nn::Examples PreparedData::validation() const { return examples(split.validation); }
+
+PreparedData prepare_data(const TrialSpec& spec) {
+  data::Dataset all = data::load(spec.dataset);
+  PreparedData out;
+  out.task.classes = all.task == data::Task::kClassification ? all.classes : 0;
+  out.task.targets = all.targets;
+  out.split = data::split(all, spec.validation_fraction, spec.split_seed, spec.stratify);
+  data::standardize(out.split);
+  return out;
+}
+
+TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
+                       const nn::EpochCallback& on_epoch) {
+  spec.params.validate();
+  TrialOutcome out;
+  out.spec = spec;
+  out.task = data.task;
+  out.backend = b.describe();
+  out.train_rows = data.split.train.rows;
+  out.validation_rows = data.split.validation.rows;
+  nn::TrainOptions options;
+  options.on_epoch = on_epoch;
+  out.result = nn::train(b, spec.params, data.task, data.train(), data.validation(), options);
+  return out;
+}
+
+}  // namespace layerlab::study

@@ -1,0 +1,53 @@
+// A trial: one (dataset, parameters, seed) to train and evaluate. TrialSpec is what a trial
+// record stores (fully resolved, so it reruns exactly); run_trial() loads the data, trains
+// and returns the outcome with its learning curve.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+#include "data/dataset.h"
+#include "nn/params.h"
+#include "nn/trainer.h"
+
+namespace layerlab::study {
+
+struct TrialSpec {
+  std::string dataset = "digits";
+  double validation_fraction = 0.2;
+  bool stratify = true;
+  uint64_t split_seed = 0;  // the train/validation split; the training seed is params.seed
+  nn::Params params;
+
+  // The parameters of nn::Params plus dataset, validation_fraction, stratify, split_seed.
+  nlohmann::json to_json() const;
+  static TrialSpec from_json(const nlohmann::json& j);
+};
+
+struct TrialOutcome {
+  TrialSpec spec;
+  nn::Task task;
+  nn::TrainResult result;
+  std::string backend;  // Backend::describe()
+  int64_t train_rows = 0, validation_rows = 0;
+
+  // The final JSON result: status, metrics, epochs run, seconds, curve, resolved parameters.
+  nlohmann::json to_json() const;
+};
+
+// A trial's data, loaded, split and standardised (workers cache these per dataset).
+struct PreparedData {
+  data::Split split;
+  nn::Task task;
+  nn::Examples train() const;
+  nn::Examples validation() const;
+};
+PreparedData prepare_data(const TrialSpec& spec);
+
+TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
+                       const nn::EpochCallback& on_epoch = {});
+
+}  // namespace layerlab::study

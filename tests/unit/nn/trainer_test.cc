@@ -1,0 +1,200 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/cpu_backend.h"
+#include "common/error.h"
+#include "nn/trainer.h"
+#include "test_util.h"
+
+namespace layerlab::nn {
+namespace {
+
+// Two Gaussian blobs per class in 4 dimensions; labels from a fixed linear rule.
+struct Blobs {
+  std::vector<float> x, y;
+  int64_t rows;
+  Examples examples() const { return {x, y, rows, 4, 1}; }
+};
+
+Blobs make_blobs(int64_t rows, uint64_t seed, bool random_labels = false) {
+  Blobs d;
+  d.rows = rows;
+  d.x = testing::normal_values(static_cast<size_t>(rows) * 4, seed);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* v = &d.x[static_cast<size_t>(r) * 4];
+    int label = (v[0] + 0.5f * v[1] - v[2] > 0) ? 1 : 0;
+    if (v[3] > 1.0f) label = 2;
+    if (random_labels) label = static_cast<int>(backend::mix64(seed + r) % 3);
+    d.y.push_back(static_cast<float>(label));
+  }
+  return d;
+}
+
+Params small_params() {
+  Params p;
+  p.hidden_layers = 2;
+  p.units = 16;
+  p.epochs = 8;
+  p.batch_size = 16;
+  p.learning_rate = 0.01;
+  return p;
+}
+
+const Task kThreeClasses{3};
+
+TrainResult train_one(backend::Backend& b, const Params& p, const Task& t, const Blobs& tr,
+                      const Blobs& va, TrainOptions o = {}) {
+  o.keep_parameters = true;
+  return train(b, p, t, tr.examples(), va.examples(), o);
+}
+
+TEST(Trainer, LearnsASeparableProblem) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(400, 1), val = make_blobs(200, 2);
+  const TrainResult r = train_one(*b, small_params(), kThreeClasses, train, val);
+  ASSERT_EQ(r.status, TrialStatus::kCompleted);
+  ASSERT_EQ(r.epochs.size(), 8u);
+  EXPECT_GT(r.epochs.back().val_metric, 0.9);
+  EXPECT_LT(r.epochs.back().train_loss, r.epochs.front().train_loss);
+  for (const auto& e : r.epochs) EXPECT_GE(e.seconds, 0.0);
+}
+
+void expect_identical(const TrainResult& a, const TrainResult& b) {
+  ASSERT_EQ(a.epochs.size(), b.epochs.size());
+  for (size_t e = 0; e < a.epochs.size(); ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(a.epochs[e].val_loss, b.epochs[e].val_loss) << "epoch " << e + 1;
+    EXPECT_EQ(a.epochs[e].val_metric, b.epochs[e].val_metric) << "epoch " << e + 1;
+  }
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.parameters, b.parameters);
+}
+
+TEST(Trainer, SameSeedSameThreadsGivesBitIdenticalResults) {
+  for (int threads : {1, 2}) {
+    auto b = backend::make_cpu_backend(threads);
+    const Blobs train = make_blobs(300, 1), val = make_blobs(100, 2);
+    Params p = small_params();
+    p.dropout = 0.2;
+    p.batch_norm = true;
+    const TrainResult first = train_one(*b, p, kThreeClasses, train, val);
+    const TrainResult second = train_one(*b, p, kThreeClasses, train, val);
+    expect_identical(first, second);
+    p.seed = 1;
+    const TrainResult other = train_one(*b, p, kThreeClasses, train, val);
+    EXPECT_NE(first.parameters, other.parameters) << "the seed must matter";
+  }
+}
+
+TEST(Trainer, PackGivesTheSameResultsAsTrainingAlone) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(300, 1), val = make_blobs(100, 2);
+  std::vector<Params> members(3, small_params());
+  for (auto& m : members) m.optimizer = "momentum", m.batch_norm = true;
+  members[0].learning_rate = 0.05;
+  members[1].seed = 7, members[1].weight_decay = 1e-3, members[1].dropout = 0.3;
+  members[2].seed = 9, members[2].momentum = 0.5;
+  TrainOptions o;
+  o.keep_parameters = true;
+  const auto packed = train_pack(*b, members, kThreeClasses, train.examples(), val.examples(), o);
+  ASSERT_EQ(packed.size(), 3u);
+  for (size_t i = 0; i < members.size(); ++i) {
+    SCOPED_TRACE("member " + std::to_string(i));
+    expect_identical(packed[i], train_one(*b, members[i], kThreeClasses, train, val));
+  }
+}
+
+TEST(Trainer, PrunedMemberLeavesThePackAndOthersGoOn) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(200, 1), val = make_blobs(100, 2);
+  std::vector<Params> members(2, small_params());
+  members[1].seed = 3;
+  TrainOptions o;
+  o.keep_parameters = true;
+  o.on_epoch = [](int member, const EpochRecord& r) { return !(member == 1 && r.epoch == 2); };
+  const auto packed = train_pack(*b, members, kThreeClasses, train.examples(), val.examples(), o);
+  EXPECT_EQ(packed[1].status, TrialStatus::kPruned);
+  EXPECT_EQ(packed[1].epochs.size(), 2u);
+  EXPECT_EQ(packed[1].message, "pruned after epoch 2");
+  expect_identical(packed[0], train_one(*b, members[0], kThreeClasses, train, val));
+}
+
+TEST(Trainer, IncompatibleMembersAreRejected) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(50, 1), val = make_blobs(20, 2);
+  std::vector<Params> members(2, small_params());
+  members[1].units = 8;
+  try {
+    train_pack(*b, members, kThreeClasses, train.examples(), val.examples());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "pack: members differ in layer widths");
+  }
+}
+
+TEST(Trainer, ExplodingLossEndsAsDivergedNotACrash) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(200, 1), val = make_blobs(50, 2);
+  Params p = small_params();
+  p.optimizer = "sgd";
+  p.learning_rate = 1e8;
+  const TrainResult r = train_one(*b, p, kThreeClasses, train, val);
+  EXPECT_EQ(r.status, TrialStatus::kDiverged);
+  EXPECT_LT(r.epochs.size(), 8u);
+  EXPECT_NE(r.message.find("NaN or infinite"), std::string::npos) << r.message;
+}
+
+TEST(Trainer, EarlyStoppingEndsAfterPatienceEpochsWithoutImprovement) {
+  auto b = backend::make_cpu_backend(1);
+  // Random labels: the network memorises the training rows and validation loss rises.
+  const Blobs train = make_blobs(64, 1, true), val = make_blobs(64, 2, true);
+  Params p = small_params();
+  p.units = 64;
+  p.epochs = 200;
+  p.patience = 3;
+  const TrainResult r = train_one(*b, p, kThreeClasses, train, val);
+  ASSERT_EQ(r.status, TrialStatus::kEarlyStopped);
+  EXPECT_EQ(static_cast<int>(r.epochs.size()), r.best_epoch + 3);
+  for (size_t e = r.best_epoch; e < r.epochs.size(); ++e)
+    EXPECT_GE(r.epochs[e].val_loss, r.epochs[r.best_epoch - 1].val_loss);
+}
+
+TEST(Trainer, RegressionReportsRmseAndLearns) {
+  auto b = backend::make_cpu_backend(1);
+  Blobs train = make_blobs(400, 1), val = make_blobs(100, 2);
+  for (Blobs* d : {&train, &val})
+    for (int64_t r = 0; r < d->rows; ++r)
+      d->y[r] = 2.f * d->x[r * 4] - d->x[r * 4 + 1] + 0.5f;
+  Params p = small_params();
+  p.epochs = 20;
+  const TrainResult r = train_one(*b, p, Task{0, 1}, train, val);
+  ASSERT_EQ(r.status, TrialStatus::kCompleted);
+  EXPECT_NEAR(r.epochs.back().val_metric, std::sqrt(r.epochs.back().val_loss), 1e-9);
+  EXPECT_LT(r.epochs.back().val_metric, 0.3);
+}
+
+TEST(LearningRate, Schedules) {
+  Params p;
+  p.learning_rate = 0.1;
+  p.epochs = 10;
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 37, 10), 0.1);
+  p.lr_schedule = "step";
+  p.lr_step_epochs = 3;
+  p.lr_gamma = 0.5;
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 29, 10), 0.1);   // epoch 3 (0-based 2)
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 30, 10), 0.05);  // epoch 4
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 65, 10), 0.025);
+  p.lr_schedule = "cosine";
+  p.lr_min = 0.01;
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 0, 10), 0.1);
+  EXPECT_NEAR(learning_rate_at(p, 50, 10), 0.055, 1e-12);
+  EXPECT_NEAR(learning_rate_at(p, 100, 10), 0.01, 1e-12);
+  p.warmup_epochs = 2;
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 0, 10), 0.1 / 20);
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 19, 10), 0.1);
+  EXPECT_DOUBLE_EQ(learning_rate_at(p, 20, 10), 0.1);
+}
+
+}  // namespace
+}  // namespace layerlab::nn
