@@ -14,11 +14,14 @@ PYTHON_PKGS=(python3 python3-numpy python3-torch python3-sklearn)
 # Optional data: fashion-mnist in IDX format under /usr/share/datasets/fashion-mnist.
 DATA_PKGS=(dataset-fashion-mnist)
 
+# build: compile layerlab; test: build + data the tests read; all: + Python for the
+# reference generators and the peer benchmarks.
 want=("${BUILD_PKGS[@]}")
 case "${1:-all}" in
   build) ;;
-  all) want+=("${PYTHON_PKGS[@]}" "${DATA_PKGS[@]}") ;;
-  *) echo "usage: $0 [build|all]" >&2; exit 2 ;;
+  test) want+=("${DATA_PKGS[@]}") ;;
+  all) want+=("${DATA_PKGS[@]}" "${PYTHON_PKGS[@]}") ;;
+  *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,0 +1,39 @@
+#!/usr/bin/python3
+"""Merges engine_bench (Google Benchmark JSON) and torch_steps.py output into a markdown
+table: layerlab and PyTorch steps/s on the same networks, the ratio, and layerlab's GEMM
+throughput as a share of OpenBLAS SGEMM on the same matrix shapes.
+
+  /usr/bin/python3 bench/report_engine.py engine.json torch.json > table.md
+"""
+import json
+import sys
+
+
+def main():
+    engine = json.load(open(sys.argv[1]))
+    torch = {r["name"]: r for r in json.load(open(sys.argv[2]))["runs"]}
+    steps, sgemm = {}, {}
+    for b in engine["benchmarks"]:
+        kind, rest = b["name"].split("/", 1)
+        name = rest.split("/min_time")[0]
+        if kind == "step":
+            steps[name] = b
+        elif kind == "sgemm":
+            sgemm[name] = b
+    print("| network (width/depth/batch/inputs/threads) | layerlab steps/s | PyTorch steps/s "
+          "| ratio | layerlab GEMM GFLOP/s | SGEMM same shapes GFLOP/s | share of SGEMM |")
+    print("|---|---|---|---|---|---|---|")
+    for name, b in steps.items():
+        ours = b["steps_per_second"]
+        peer = torch.get(name)
+        ratio = ours / peer["steps_per_second"] if peer else float("nan")
+        g = b["gemm_gflops"] / 1e9 if b["gemm_gflops"] > 1e6 else b["gemm_gflops"]
+        s = sgemm[name]["gemm_gflops"]
+        s = s / 1e9 if s > 1e6 else s
+        print("| %s | %.0f | %s | %s | %.1f | %.1f | %.0f%% |" % (
+            name, ours, "%.0f" % peer["steps_per_second"] if peer else "-",
+            "%.2fx" % ratio if peer else "-", g, s, 100 * g / s))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs what the build needs, then builds and runs
+# every test twice: an optimised build, and a debug build under AddressSanitizer and
+# UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh test
+jobs="$(nproc)"
+for preset in release debug; do
+  echo "== $preset: configure and build"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+  echo "== $preset: tests"
+  ctest --preset "$preset" -j "$jobs" --timeout 600
+done
