@@ -9,7 +9,7 @@ namespace layerlab {
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
-// Levenshtein distance between a and b.
+// Edit distance between a and b, counting a swap of neighbouring letters as one edit.
 size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` if it is close enough to be a likely typo, else "".
