@@ -1,0 +1,89 @@
+#include "queue/lease_keeper.h"
+
+#include <vector>
+
+#include "common/error.h"
+
+namespace layerlab::queue {
+
+LeaseKeeper::LeaseKeeper(Renew renew, std::chrono::milliseconds interval)
+    : renew_(std::move(renew)), interval_(interval) {
+  if (!renew_) throw invalid_argument("LeaseKeeper: no renew function");
+  if (interval_.count() <= 0) throw invalid_argument("LeaseKeeper: the interval must be > 0");
+  thread_ = std::thread([this] { run(); });
+}
+
+LeaseKeeper::~LeaseKeeper() {
+  stop();
+}
+
+void LeaseKeeper::add(int64_t trial_id, int attempt) {
+  std::lock_guard lock(mu_);
+  held_.insert({trial_id, attempt});
+}
+
+void LeaseKeeper::remove(int64_t trial_id, int attempt) {
+  std::lock_guard lock(mu_);
+  held_.erase({trial_id, attempt});
+  lost_.erase({trial_id, attempt});
+}
+
+bool LeaseKeeper::lost(int64_t trial_id, int attempt) const {
+  std::lock_guard lock(mu_);
+  return lost_.count({trial_id, attempt}) > 0;
+}
+
+size_t LeaseKeeper::held() const {
+  std::lock_guard lock(mu_);
+  return held_.size();
+}
+
+LeaseKeeper::Counts LeaseKeeper::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+void LeaseKeeper::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void LeaseKeeper::run() {
+  std::unique_lock lock(mu_);
+  auto next = std::chrono::steady_clock::now() + interval_;
+  while (!stopping_) {
+    if (wake_.wait_until(lock, next, [this] { return stopping_; })) break;
+    next = std::chrono::steady_clock::now() + interval_;
+    std::vector<Key> due(held_.begin(), held_.end());
+    lock.unlock();
+    // Renew outside the lock: add/remove/lost stay free while the store is slow.
+    std::vector<std::pair<Key, int>> outcomes;  // 1 renewed, 0 lost, -1 threw
+    outcomes.reserve(due.size());
+    for (const Key& k : due) {
+      int outcome = -1;
+      try {
+        outcome = renew_(k.first, k.second) ? 1 : 0;
+      } catch (...) {
+        // The store or broker is away: try again at the next tick.
+      }
+      outcomes.emplace_back(k, outcome);
+    }
+    lock.lock();
+    for (const auto& [k, outcome] : outcomes) {
+      if (outcome == 1) {
+        ++counts_.renewals;
+      } else if (outcome == -1) {
+        ++counts_.failures;
+      } else {
+        ++counts_.lost;
+        if (held_.erase(k)) lost_.insert(k);  // not if removed meanwhile
+      }
+    }
+  }
+}
+
+}  // namespace layerlab::queue

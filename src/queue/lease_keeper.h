@@ -1,0 +1,65 @@
+// LeaseKeeper: renews the leases of the trials a worker holds, on a thread of its own, so
+// that a training step longer than the lease never lets a live trial expire, and a dead
+// worker's leases do expire (the thread dies with the process).
+//
+// Thread-safety: add(), remove(), lost(), held(), counts() and stop() may be called from
+// any thread. The renew function runs only on the keeper's thread and never under the
+// keeper's lock, so callers of add/remove/lost never wait for a renewal (and training
+// threads, which never hold anything the keeper needs, never block it).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+
+namespace layerlab::queue {
+
+class LeaseKeeper {
+ public:
+  // renew(trial_id, attempt): extends the lease; false when it is no longer ours (that
+  // lease is then reported by lost() and no longer renewed). An exception (database away)
+  // is counted in counts().failures and the lease is tried again at the next tick.
+  using Renew = std::function<bool(int64_t trial_id, int attempt)>;
+
+  // Starts the thread; every `interval` it renews each held lease (use lease / 3).
+  LeaseKeeper(Renew renew, std::chrono::milliseconds interval);
+  ~LeaseKeeper();  // stop()
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+
+  void add(int64_t trial_id, int attempt);     // start renewing
+  void remove(int64_t trial_id, int attempt);  // stop renewing (acked or handed back)
+  bool lost(int64_t trial_id, int attempt) const;
+  size_t held() const;  // leases being renewed
+
+  struct Counts {
+    uint64_t renewals = 0;  // renew calls that returned true
+    uint64_t failures = 0;  // renew calls that threw
+    uint64_t lost = 0;      // renew calls that returned false
+  };
+  Counts counts() const;
+
+  // Stops and joins the thread; idempotent. Leases are no longer renewed afterwards.
+  void stop();
+
+ private:
+  using Key = std::pair<int64_t, int>;
+  void run();
+
+  const Renew renew_;
+  const std::chrono::milliseconds interval_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::set<Key> held_;     // GUARDED_BY(mu_)
+  std::set<Key> lost_;     // GUARDED_BY(mu_); removed by remove()
+  Counts counts_;          // GUARDED_BY(mu_)
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+  std::thread thread_;     // started last, joined by stop()
+};
+
+}  // namespace layerlab::queue

@@ -1,0 +1,84 @@
+// The store-backed TrialQueue: the queued rows of the store are the queue.
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "common/error.h"
+#include "queue/lease_keeper.h"
+#include "queue/trial_queue.h"
+
+namespace layerlab::queue {
+namespace {
+
+class StoreQueue final : public TrialQueue {
+ public:
+  StoreQueue(store::Store& store, std::string worker_id, const StoreQueueOptions& options)
+      : store_(store),
+        worker_id_(std::move(worker_id)),
+        claim_{options.study_id, options.lease, options.max_attempts},
+        poll_min_(options.poll_min),
+        poll_max_(options.poll_max),
+        keeper_(
+            [this](int64_t trial_id, int attempt) {
+              return store_.renew_lease(trial_id, attempt, worker_id_, claim_.lease);
+            },
+            claim_.lease / 3) {}
+
+  void publish(int64_t, const std::vector<int64_t>&) override {}
+
+  std::optional<Delivery> receive(std::chrono::milliseconds wait) override {
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    auto delay = poll_min_;
+    thread_local std::minstd_rand rng{std::random_device{}()};
+    for (;;) {
+      if (std::optional<store::Claim> c = store_.claim_next(worker_id_, claim_)) {
+        keeper_.add(c->trial_id, c->attempt);
+        return Delivery{c->trial_id,          c->attempt, c->study_id, c->number, c->dataset,
+                        std::move(c->params), 0};
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return std::nullopt;
+      // Poll with a growing, jittered interval so idle workers cost the database little.
+      std::uniform_int_distribution<int64_t> jitter(delay.count() / 2, delay.count());
+      auto pause = std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(jitter(rng)), deadline - now);
+      std::this_thread::sleep_for(pause);
+      delay = std::min(delay * 2, poll_max_);
+    }
+  }
+
+  void ack(const Delivery& d) override { keeper_.remove(d.trial_id, d.attempt); }
+
+  // Released first: if the store is away this throws and the lease keeps being renewed,
+  // so the caller can try again (or exit and let the lease run out).
+  void requeue(const Delivery& d) override {
+    store_.release_trial(d.trial_id, d.attempt);
+    keeper_.remove(d.trial_id, d.attempt);
+  }
+
+  bool lost(const Delivery& d) const override { return keeper_.lost(d.trial_id, d.attempt); }
+
+ private:
+  store::Store& store_;
+  const std::string worker_id_;
+  const store::ClaimOptions claim_;
+  const std::chrono::milliseconds poll_min_;
+  const std::chrono::milliseconds poll_max_;
+  LeaseKeeper keeper_;  // last: its thread uses the members above and stops first
+};
+
+}  // namespace
+
+std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string worker_id,
+                                             const StoreQueueOptions& options) {
+  if (worker_id.empty()) throw invalid_argument("store queue: empty worker id");
+  if (options.lease < std::chrono::milliseconds(3))
+    throw invalid_argument("store queue: the lease must be at least 3 ms");
+  if (options.poll_min < std::chrono::milliseconds(1) || options.poll_max < options.poll_min)
+    throw invalid_argument("store queue: need 1 ms <= poll_min <= poll_max");
+  if (options.max_attempts < 1) throw invalid_argument("store queue: max_attempts must be >= 1");
+  if (options.study_id < 0) throw invalid_argument("store queue: negative study id");
+  return std::make_unique<StoreQueue>(store, std::move(worker_id), options);
+}
+
+}  // namespace layerlab::queue

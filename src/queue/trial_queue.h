@@ -1,0 +1,81 @@
+// TrialQueue: what carries trials from the coordinator to the workers. The store-backed
+// queue (make_store_queue) is the default; an AMQP (RabbitMQ) queue comes later behind the
+// same interface.
+//
+// Delivery is at least once: a delivery that is neither acked nor requeued (the worker
+// died) comes back, to this or another worker, with a higher attempt number. Results are
+// exactly once because the worker commits them keyed by (trial_id, attempt) in the store
+// (Store::finish_trial) *before* acking.
+//
+// Worker loop:
+//   while (auto d = queue.receive(1s)) {      // the trial is now running, attempt d->attempt
+//     train, checking queue.lost(*d) between epochs (stop early when it says true);
+//     store.finish_trial(d->trial_id, d->attempt, ...);
+//     queue.ack(*d);
+//   }
+//   on SIGTERM: queue.requeue(d) for each delivery in hand.
+//
+// Thread-safety: every call may be made from any thread, concurrently (one worker process
+// with several training slots shares one queue).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace layerlab::queue {
+
+// One trial handed to this worker, already marked running in the store.
+struct Delivery {
+  int64_t trial_id = 0;
+  int attempt = 0;  // the key for every write about this execution
+  int64_t study_id = 0;
+  int64_t number = 0;
+  std::string dataset;
+  nlohmann::json params;
+  uint64_t tag = 0;  // the broker's delivery tag; 0 for the store queue
+};
+
+class TrialQueue {
+ public:
+  virtual ~TrialQueue() = default;
+
+  // Makes trials (already written as queued) available to workers. Store queue: no-op,
+  // the queued rows are the queue.
+  virtual void publish(int64_t study_id, const std::vector<int64_t>& trial_ids) = 0;
+  // The next trial for this worker, waiting up to `wait`; nullopt when none came. Errors of
+  // the store or broker propagate (kUnavailable: back off and call again).
+  virtual std::optional<Delivery> receive(std::chrono::milliseconds wait) = 0;
+  // Done with d; call after its result is committed.
+  virtual void ack(const Delivery& d) = 0;
+  // Hands d back unfinished (SIGTERM) without counting it against the retry limit.
+  virtual void requeue(const Delivery& d) = 0;
+  // True once d is known to be no longer this worker's (its lease ran out and it may be
+  // running elsewhere): stop training it; its result will not be accepted unless nobody
+  // took the trial over. Cheap: reads local state only.
+  virtual bool lost(const Delivery& d) const = 0;
+};
+
+struct StoreQueueOptions {
+  std::chrono::milliseconds lease{30'000};  // renewed every lease/3 by a LeaseKeeper thread
+  std::chrono::milliseconds poll_min{5};    // first wait when nothing is queued...
+  std::chrono::milliseconds poll_max{500};  // ...doubling (jittered) up to this
+  int64_t study_id = 0;                     // 0: trials of any study
+  int max_attempts = 3;                     // lost attempts before a trial is failed
+};
+
+// The store-backed queue: receive() claims with Store::claim_next (one transaction with a
+// lease), a LeaseKeeper renews the leases of the deliveries in hand, ack() stops renewing,
+// requeue() calls Store::release_trial. `store` must outlive the queue; kInvalidArgument
+// for an empty worker id or options out of range (lease < 3 ms, poll_min < 1 ms, poll_max
+// < poll_min, max_attempts < 1).
+std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string worker_id,
+                                             const StoreQueueOptions& options = {});
+
+}  // namespace layerlab::queue

@@ -1,0 +1,134 @@
+#include "store/migrations.h"
+
+#include <string>
+
+namespace layerlab::store::sqlite {
+namespace {
+
+// Times are INTEGER milliseconds since the Unix epoch; JSON is TEXT.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE studies (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  spec        TEXT NOT NULL,
+  status      TEXT NOT NULL CHECK (status IN ('running', 'finished', 'cancelled')),
+  created_at  INTEGER NOT NULL
+);
+CREATE TABLE trials (
+  id             INTEGER PRIMARY KEY,
+  study_id       INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  number         INTEGER NOT NULL,
+  dataset        TEXT NOT NULL,
+  params         TEXT NOT NULL,
+  status         TEXT NOT NULL CHECK (status IN ('queued', 'running', 'completed', 'pruned',
+                   'early_stopped', 'diverged', 'failed', 'cancelled')),
+  attempts       INTEGER NOT NULL DEFAULT 0,
+  lost           INTEGER NOT NULL DEFAULT 0,
+  worker_id      TEXT,
+  lease_expires  INTEGER,
+  result         TEXT,
+  value          REAL,
+  error          TEXT NOT NULL DEFAULT '',
+  created_at     INTEGER NOT NULL,
+  started_at     INTEGER,
+  finished_at    INTEGER,
+  UNIQUE (study_id, number)
+);
+CREATE INDEX trials_by_queue ON trials (status, study_id, number);
+CREATE INDEX trials_by_study_status ON trials (study_id, status);
+CREATE INDEX trials_by_lease ON trials (lease_expires) WHERE status = 'running';
+CREATE TABLE attempts (
+  trial_id     INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  attempt      INTEGER NOT NULL,
+  worker_id    TEXT NOT NULL,
+  started_at   INTEGER NOT NULL,
+  finished_at  INTEGER,
+  outcome      TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (trial_id, attempt)
+) WITHOUT ROWID;
+CREATE TABLE epochs (
+  trial_id    INTEGER NOT NULL,
+  attempt     INTEGER NOT NULL,
+  epoch       INTEGER NOT NULL,
+  train_loss  REAL,
+  val_loss    REAL,
+  val_metric  REAL,
+  seconds     REAL,
+  extra       TEXT,
+  PRIMARY KEY (trial_id, attempt, epoch),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE TABLE workers (
+  id             TEXT PRIMARY KEY,
+  host           TEXT NOT NULL,
+  pid            INTEGER NOT NULL,
+  device         TEXT NOT NULL,
+  started_at     INTEGER NOT NULL,
+  heartbeat_at   INTEGER NOT NULL,
+  current_trial  INTEGER,
+  status         TEXT NOT NULL CHECK (status IN ('idle', 'busy', 'stopped'))
+);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "studies, trials, attempts, epochs, workers", kV1},
+};
+
+constexpr const char* kVersionTable = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  version      INTEGER PRIMARY KEY,
+  description  TEXT NOT NULL,
+  applied_at   INTEGER NOT NULL DEFAULT (CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+))sql";
+
+int read_version(Db& db) {
+  bool has_table = false;
+  {
+    Query q =
+        db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+    has_table = q.next();
+  }
+  if (!has_table) return 0;
+  Query q = db.query("SELECT COALESCE(MAX(version), 0) FROM schema_version");
+  q.next();
+  return q.i32(0);
+}
+
+void check_not_newer(const Db& db, int found) {
+  int known = migrations().back().version;
+  if (found > known)
+    throw failed_precondition(db.label() + ": the database has schema version " +
+                              std::to_string(found) + " but this layerlab knows versions up to " +
+                              std::to_string(known) + "; use a newer layerlab");
+}
+
+}  // namespace
+
+std::span<const Migration> migrations() {
+  return kMigrations;
+}
+
+int schema_version(Db& db) {
+  return db.read("schema_version", [&] { return read_version(db); });
+}
+
+void migrate(Db& db) {
+  int newest = migrations().back().version;
+  int found = schema_version(db);
+  check_not_newer(db, found);
+  if (found == newest) return;  // the common case: no write at all
+  for (const Migration& m : migrations()) {
+    if (m.version <= found) continue;
+    db.write("migrate", [&] {
+      int now = read_version(db);  // another process may have got here first
+      check_not_newer(db, now);
+      if (now >= m.version) return;
+      db.exec_script(kVersionTable);
+      db.exec_script(m.sql);
+      db.exec("INSERT INTO schema_version (version, description) VALUES (?1, ?2)", m.version,
+              m.description);
+    });
+  }
+}
+
+}  // namespace layerlab::store::sqlite

@@ -1,0 +1,174 @@
+// The rows the store keeps, as plain values. The store knows nothing of training: trial
+// parameters, results and a study's spec are JSON values to it; `value` is the study's
+// metric, extracted by the caller.
+//
+// Times are milliseconds since the Unix epoch (UTC), read from the Store's Clock.
+// Metric doubles round-trip NaN as SQL NULL (read back as NaN); infinities are kept.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace layerlab::store {
+
+using Time = std::chrono::sys_time<std::chrono::milliseconds>;
+
+enum class StudyStatus { kRunning, kFinished, kCancelled };
+
+// queued -> running -> one of the finished statuses; running -> queued again when a lease
+// expires or the worker hands the trial back; queued -> cancelled with the study.
+enum class TrialStatus {
+  kQueued,
+  kRunning,
+  kCompleted,
+  kPruned,
+  kEarlyStopped,
+  kDiverged,
+  kFailed,
+  kCancelled,
+};
+inline constexpr size_t kTrialStatusCount = 8;
+inline constexpr std::array<TrialStatus, kTrialStatusCount> kAllTrialStatuses = {
+    TrialStatus::kQueued, TrialStatus::kRunning,      TrialStatus::kCompleted,
+    TrialStatus::kPruned, TrialStatus::kEarlyStopped, TrialStatus::kDiverged,
+    TrialStatus::kFailed, TrialStatus::kCancelled,
+};
+
+// idle: registered, no trial; busy: training current_trial; stopped: exited cleanly.
+// A worker that died keeps its last status; readers judge it by heartbeat age.
+enum class WorkerStatus { kIdle, kBusy, kStopped };
+
+// Names as stored and shown ("running", "early_stopped", ...); parse_* throw
+// kInvalidArgument listing the known names.
+const char* to_string(StudyStatus s);
+const char* to_string(TrialStatus s);
+const char* to_string(WorkerStatus s);
+StudyStatus parse_study_status(std::string_view name);
+TrialStatus parse_trial_status(std::string_view name);
+WorkerStatus parse_worker_status(std::string_view name);
+
+// True for the statuses a trial ends in (everything but queued and running).
+bool is_finished(TrialStatus s);
+
+struct StudyRecord {
+  int64_t id = 0;
+  std::string name{};
+  nlohmann::json spec{};
+  StudyStatus status = StudyStatus::kRunning;
+  Time created_at{};
+};
+
+// Trials of one study per status.
+struct StudyCounts {
+  std::array<int64_t, kTrialStatusCount> by_status{};
+  int64_t operator[](TrialStatus s) const { return by_status[static_cast<size_t>(s)]; }
+  int64_t total() const;
+  int64_t finished() const;  // all but queued and running
+};
+
+// A trial as the coordinator writes it: `number` is unique within the study and is what
+// makes add_trials idempotent.
+struct NewTrial {
+  int64_t number = 0;
+  std::string dataset{};
+  nlohmann::json params = nlohmann::json::object();  // fully resolved, seed included
+};
+
+struct TrialRecord {
+  int64_t id = 0;
+  int64_t study_id = 0;
+  int64_t number = 0;
+  std::string dataset{};
+  nlohmann::json params{};
+  TrialStatus status = TrialStatus::kQueued;
+  int attempts = 0;               // attempts started (claims), handed-back ones included
+  int lost = 0;                   // attempts whose lease expired (counted against the retry limit)
+  nlohmann::json result{};        // null until finished
+  std::optional<double> value{};  // the study metric, if the trial produced one
+  std::string error{};            // why it failed/diverged; "" otherwise
+  std::string worker_id{};        // worker of the current or last attempt; "" if none
+  Time created_at{};
+  std::optional<Time> started_at{};  // start of the current or last attempt
+  std::optional<Time> finished_at{};
+  std::optional<Time> lease_expires{};  // set while running
+};
+
+// One execution of a trial. outcome is "" while it runs, then the trial status it ended
+// with ("completed", "pruned", ...), "released" (handed back) or "lost" (lease expired).
+struct AttemptRecord {
+  int64_t trial_id = 0;
+  int attempt = 0;
+  std::string worker_id{};
+  Time started_at{};
+  std::optional<Time> finished_at{};
+  std::string outcome{};
+};
+
+// Metrics of one epoch; NaN means "not measured" (or a diverged loss).
+struct EpochRow {
+  int epoch = 0;
+  double train_loss = 0;
+  double val_loss = 0;
+  double val_metric = 0;
+  double seconds = 0;
+  nlohmann::json extra{};  // anything else (learning rate, accuracy on train...); may be null
+};
+
+// A metric column of the epoch records (what a pruner compares).
+enum class EpochField { kTrainLoss, kValLoss, kValMetric };
+
+struct EpochRecord {
+  int64_t trial_id = 0;
+  int attempt = 0;
+  EpochRow row;
+};
+
+// What a worker says about itself when it starts.
+struct WorkerInfo {
+  std::string id{};  // unique; e.g. host:pid:random
+  std::string host{};
+  int64_t pid = 0;
+  std::string device{};  // "cpu", "cuda:0", ...
+};
+
+struct WorkerRecord {
+  WorkerInfo info;
+  Time started_at{};
+  Time heartbeat_at{};
+  std::optional<int64_t> current_trial{};
+  WorkerStatus status = WorkerStatus::kIdle;
+};
+
+// A trial handed to a worker by claim_next: the worker trains it and reports with
+// (trial_id, attempt), which is the key of every later write.
+struct Claim {
+  int64_t trial_id = 0;
+  int attempt = 0;
+  int64_t study_id = 0;
+  int64_t number = 0;
+  std::string dataset{};
+  nlohmann::json params{};
+  Time lease_expires{};
+};
+
+enum class TrialSort { kNumber, kValue, kStarted, kFinished, kDuration, kParam };
+
+// Selection and order for list_trials. Rows without the sort key (no value yet, not
+// finished...) come last in either direction; ties are broken by number.
+struct TrialFilter {
+  std::vector<TrialStatus> statuses{};  // empty: every status
+  std::string dataset{};                // "": every dataset
+  TrialSort sort = TrialSort::kNumber;
+  std::string param{};  // for kParam: a key of params ([A-Za-z0-9_.], dots for nesting)
+  bool descending = false;
+  int64_t limit = 0;  // 0: no limit
+  int64_t offset = 0;
+};
+
+}  // namespace layerlab::store

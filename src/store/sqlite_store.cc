@@ -1,0 +1,628 @@
+// Store on one SQLite file. Every call is one transaction on the Store's connection
+// (BEGIN IMMEDIATE for writes), serialised by mu_; see store.h for the contract and
+// sqlite_db.h for the retry policy.
+#include "store/sqlite_store.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <regex>
+
+#include "common/error.h"
+#include "store/migrations.h"
+#include "store/sqlite_db.h"
+
+namespace layerlab::store {
+namespace {
+
+using sqlite::Db;
+using sqlite::Query;
+
+Time at(int64_t ms) {
+  return Time{std::chrono::milliseconds{ms}};
+}
+std::optional<Time> opt_at(std::optional<int64_t> ms) {
+  if (!ms) return std::nullopt;
+  return at(*ms);
+}
+
+constexpr const char* kStudyColumns = "id, name, spec, status, created_at";
+constexpr const char* kTrialColumns =
+    "id, study_id, number, dataset, params, status, attempts, lost, result, value, error, "
+    "worker_id, created_at, started_at, finished_at, lease_expires";
+constexpr const char* kWorkerColumns =
+    "id, host, pid, device, started_at, heartbeat_at, current_trial, status";
+
+// "the attempt is the trial's latest and the trial is not finished": the condition for a
+// worker's writes to count (a lease may have run out with nobody claiming the trial yet).
+constexpr const char* kCurrentAttempt = "attempts = ?2 AND status IN ('running', 'queued')";
+
+// The status a trial goes back to when its attempt ends unfinished (handed back, lease
+// lost): queued, or cancelled when its study was cancelled meanwhile.
+constexpr const char* kBackStatus =
+    "CASE WHEN (SELECT status FROM studies WHERE studies.id = trials.study_id) = 'cancelled' "
+    "THEN 'cancelled' ELSE 'queued' END";
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(const StoreUrl& url, const StoreOptions& options)
+      : db_(url.path, url.text,
+            Db::Options{options.create_if_missing, options.busy_timeout, options.max_retries}),
+        clock_(options.clock ? options.clock : &system_clock()) {
+    sqlite::migrate(db_);
+  }
+
+  // ---- studies
+
+  int64_t create_study(const std::string& name, const nlohmann::json& spec) override {
+    if (name.empty()) throw invalid_argument(where("create_study") + "the study name is empty");
+    std::string spec_text = to_text(spec, "create_study", "spec");
+    std::lock_guard lock(mu_);
+    return db_.write("create_study", [&] {
+      Query q = db_.query("SELECT id FROM studies WHERE name = ?1", name);
+      if (q.next())
+        throw failed_precondition(where("create_study") + "a study named '" + name +
+                                  "' already exists (id " + std::to_string(q.i64(0)) +
+                                  "); resume it or choose another name");
+      db_.exec("INSERT INTO studies (name, spec, status, created_at) VALUES (?1, ?2, ?3, ?4)", name,
+               spec_text, to_string(StudyStatus::kRunning), now_ms());
+      return db_.last_insert_rowid();
+    });
+  }
+
+  std::optional<StudyRecord> find_study(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    return db_.read("find_study", [&]() -> std::optional<StudyRecord> {
+      Query q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies WHERE name = ?1"), name);
+      if (!q.next()) return std::nullopt;
+      return read_study(q);
+    });
+  }
+
+  StudyRecord get_study(int64_t id) override {
+    std::lock_guard lock(mu_);
+    return db_.read("get_study", [&] {
+      Query q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies WHERE id = ?1"), id);
+      if (!q.next()) throw no_study("get_study", id);
+      return read_study(q);
+    });
+  }
+
+  std::vector<StudyRecord> list_studies() override {
+    std::lock_guard lock(mu_);
+    return db_.read("list_studies", [&] {
+      std::vector<StudyRecord> out;
+      Query q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies ORDER BY id"));
+      while (q.next()) out.push_back(read_study(q));
+      return out;
+    });
+  }
+
+  void set_study_status(int64_t id, StudyStatus status) override {
+    std::lock_guard lock(mu_);
+    db_.write("set_study_status", [&] {
+      if (db_.exec("UPDATE studies SET status = ?2 WHERE id = ?1", id, to_string(status)) == 0)
+        throw no_study("set_study_status", id);
+    });
+  }
+
+  int64_t cancel_study(int64_t id) override {
+    std::lock_guard lock(mu_);
+    return db_.write("cancel_study", [&] {
+      if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1", id) == 0)
+        throw no_study("cancel_study", id);
+      return db_.exec(
+          "UPDATE trials SET status = 'cancelled', finished_at = ?2 "
+          "WHERE study_id = ?1 AND status = 'queued'",
+          id, now_ms());
+    });
+  }
+
+  StudyCounts counts(int64_t study_id) override {
+    std::lock_guard lock(mu_);
+    return db_.read("counts", [&] {
+      require_study("counts", study_id);
+      StudyCounts c;
+      Query q = db_.query("SELECT status, COUNT(*) FROM trials WHERE study_id = ?1 GROUP BY status",
+                          study_id);
+      while (q.next()) c.by_status[static_cast<size_t>(parse_trial_status(q.text(0)))] = q.i64(1);
+      return c;
+    });
+  }
+
+  // ---- trials
+
+  std::vector<int64_t> add_trials(int64_t study_id, const std::vector<NewTrial>& trials) override {
+    std::vector<std::string> params;
+    params.reserve(trials.size());
+    for (const NewTrial& t : trials) {
+      std::string what = where("add_trials") + "trial " + std::to_string(t.number) + ": ";
+      if (t.number < 0) throw invalid_argument(what + "the number is negative");
+      if (t.dataset.empty()) throw invalid_argument(what + "the dataset is empty");
+      if (t.params.is_null()) {
+        params.emplace_back("{}");
+        continue;
+      }
+      if (!t.params.is_object()) throw invalid_argument(what + "params must be a JSON object");
+      params.push_back(to_text(t.params, "add_trials", "params"));
+    }
+    std::lock_guard lock(mu_);
+    return db_.write("add_trials", [&] {
+      Query s = db_.query("SELECT status FROM studies WHERE id = ?1", study_id);
+      if (!s.next()) throw no_study("add_trials", study_id);
+      if (s.text(0) == to_string(StudyStatus::kCancelled))
+        throw failed_precondition(where("add_trials") + "study " + std::to_string(study_id) +
+                                  " is cancelled");
+      int64_t now = now_ms();
+      std::vector<int64_t> ids;
+      ids.reserve(trials.size());
+      for (size_t i = 0; i < trials.size(); ++i) {
+        const NewTrial& t = trials[i];
+        int64_t added = db_.exec(
+            "INSERT INTO trials (study_id, number, dataset, params, status, created_at) "
+            "VALUES (?1, ?2, ?3, ?4, 'queued', ?5) ON CONFLICT (study_id, number) DO NOTHING",
+            study_id, t.number, t.dataset, params[i], now);
+        if (added == 1) {
+          ids.push_back(db_.last_insert_rowid());
+        } else {
+          Query q = db_.query("SELECT id FROM trials WHERE study_id = ?1 AND number = ?2", study_id,
+                              t.number);
+          q.next();
+          ids.push_back(q.i64(0));
+        }
+      }
+      return ids;
+    });
+  }
+
+  TrialRecord get_trial(int64_t id) override {
+    std::lock_guard lock(mu_);
+    return db_.read("get_trial", [&] {
+      Query q = db_.query(sql("SELECT ", kTrialColumns, " FROM trials WHERE id = ?1"), id);
+      if (!q.next()) throw no_trial("get_trial", id);
+      return read_trial(q);
+    });
+  }
+
+  std::vector<TrialRecord> list_trials(int64_t study_id, const TrialFilter& filter) override {
+    if (filter.limit < 0 || filter.offset < 0)
+      throw invalid_argument(where("list_trials") + "limit and offset must be >= 0");
+    // The SQL text depends only on the shape of the filter (fixed fragments); every value
+    // is bound, so the statement cache holds a few variants.
+    std::vector<const char*> statuses;  // distinct, so that the variants stay few
+    for (TrialStatus s : kAllTrialStatuses)
+      if (std::find(filter.statuses.begin(), filter.statuses.end(), s) != filter.statuses.end())
+        statuses.push_back(to_string(s));
+    std::string text = sql("SELECT ", kTrialColumns, " FROM trials WHERE study_id = ?1");
+    int next = 2;
+    if (!statuses.empty()) {
+      text += " AND status IN (";
+      for (size_t i = 0; i < statuses.size(); ++i)
+        text += (i ? ", ?" : "?") + std::to_string(next++);
+      text += ")";
+    }
+    int dataset_at = 0;
+    if (!filter.dataset.empty()) {
+      dataset_at = next++;
+      text += " AND dataset = ?" + std::to_string(dataset_at);
+    }
+    int param_at = 0;
+    std::string key = sort_key(filter, next, param_at);
+    text += " ORDER BY ";
+    if (filter.sort != TrialSort::kNumber) text += key + " IS NULL, ";
+    text += key + (filter.descending ? " DESC" : "");
+    if (filter.sort != TrialSort::kNumber) text += ", number";
+    int limit_at = next++;
+    text += " LIMIT ?" + std::to_string(limit_at) + " OFFSET ?" + std::to_string(next++);
+
+    std::lock_guard lock(mu_);
+    return db_.read("list_trials", [&] {
+      require_study("list_trials", study_id);
+      Query q = db_.query(text, study_id);
+      for (size_t i = 0; i < statuses.size(); ++i) q.bind(static_cast<int>(2 + i), statuses[i]);
+      if (dataset_at) q.bind(dataset_at, filter.dataset);
+      if (param_at) q.bind(param_at, "$." + filter.param);
+      q.bind(limit_at, filter.limit > 0 ? filter.limit : int64_t{-1});
+      q.bind(limit_at + 1, filter.offset);
+      std::vector<TrialRecord> out;
+      while (q.next()) out.push_back(read_trial(q));
+      return out;
+    });
+  }
+
+  std::vector<AttemptRecord> list_attempts(int64_t trial_id) override {
+    std::lock_guard lock(mu_);
+    return db_.read("list_attempts", [&] {
+      std::vector<AttemptRecord> out;
+      Query q = db_.query(
+          "SELECT trial_id, attempt, worker_id, started_at, finished_at, outcome FROM attempts "
+          "WHERE trial_id = ?1 ORDER BY attempt",
+          trial_id);
+      while (q.next())
+        out.push_back(
+            {q.i64(0), q.i32(1), q.text(2), at(q.i64(3)), opt_at(q.opt_i64(4)), q.text(5)});
+      return out;
+    });
+  }
+
+  std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt) override {
+    std::lock_guard lock(mu_);
+    return db_.read("list_epochs", [&] {
+      std::vector<EpochRecord> out;
+      Query q = db_.query(
+          "SELECT trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra "
+          "FROM epochs WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) ORDER BY attempt, epoch",
+          trial_id, attempt);
+      while (q.next()) {
+        EpochRecord r;
+        r.trial_id = q.i64(0);
+        r.attempt = q.i32(1);
+        r.row.epoch = q.i32(2);
+        r.row.train_loss = q.f64(3);
+        r.row.val_loss = q.f64(4);
+        r.row.val_metric = q.f64(5);
+        r.row.seconds = q.f64(6);
+        if (!q.is_null(7)) r.row.extra = parse(q.text(7), "epochs.extra");
+        out.push_back(std::move(r));
+      }
+      return out;
+    });
+  }
+
+  std::vector<double> epoch_values(int64_t study_id, int epoch, EpochField field,
+                                   int64_t exclude_trial) override {
+    const char* column = field == EpochField::kTrainLoss  ? "e.train_loss"
+                         : field == EpochField::kValLoss ? "e.val_loss"
+                                                         : "e.val_metric";
+    std::lock_guard lock(mu_);
+    return db_.read("epoch_values", [&] {
+      std::vector<double> out;
+      Query q = db_.query(std::string("SELECT ") + column +
+                              " FROM trials t JOIN epochs e ON e.trial_id = t.id AND "
+                              "e.attempt = t.attempts AND e.epoch = ?2 "
+                              "WHERE t.study_id = ?1 AND t.id <> ?3",
+                          study_id, epoch, exclude_trial);
+      while (q.next()) out.push_back(q.f64(0));
+      return out;
+    });
+  }
+
+  // ---- claiming and reporting
+
+  std::optional<Claim> claim_next(const std::string& worker_id,
+                                  const ClaimOptions& options) override {
+    check("claim_next", options);
+    if (worker_id.empty()) throw invalid_argument(where("claim_next") + "empty worker id");
+    std::lock_guard lock(mu_);
+    return db_.write("claim_next", [&]() -> std::optional<Claim> {
+      int64_t now = now_ms();
+      expire(options, now);
+      // The queued trial with the lowest (study, number), taken in the same statement.
+      static constexpr const char* kAny =
+          "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
+          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id = "
+          "(SELECT id FROM trials WHERE status = 'queued' ORDER BY study_id, number LIMIT 1) "
+          "RETURNING id, attempts, study_id, number, dataset, params";
+      static constexpr const char* kInStudy =
+          "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
+          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id = "
+          "(SELECT id FROM trials WHERE status = 'queued' AND study_id = ?4 "
+          "ORDER BY number LIMIT 1) "
+          "RETURNING id, attempts, study_id, number, dataset, params";
+      int64_t expires = now + options.lease.count();
+      std::optional<Claim> claim;
+      {
+        Query q = options.study_id ? db_.query(kInStudy, worker_id, expires, now, options.study_id)
+                                   : db_.query(kAny, worker_id, expires, now);
+        if (!q.next()) return std::nullopt;
+        claim = Claim{q.i64(0),   q.i32(1),  q.i64(2),
+                      q.i64(3),   q.text(4), parse(q.text(5), "trials.params"),
+                      at(expires)};
+        q.run();
+      }
+      db_.exec(
+          "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
+          "VALUES (?1, ?2, ?3, ?4)",
+          claim->trial_id, claim->attempt, worker_id, now);
+      return claim;
+    });
+  }
+
+  int64_t expire_leases(const ClaimOptions& options) override {
+    check("expire_leases", options);
+    std::lock_guard lock(mu_);
+    return db_.write("expire_leases", [&] { return expire(options, now_ms()); });
+  }
+
+  bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
+                   std::chrono::milliseconds lease) override {
+    if (lease.count() <= 0) throw invalid_argument(where("renew_lease") + "lease must be > 0");
+    check_attempt("renew_lease", attempt);
+    std::lock_guard lock(mu_);
+    return db_.write("renew_lease", [&] {
+      int64_t expires = now_ms() + lease.count();
+      return db_.exec(
+                 "UPDATE trials SET lease_expires = ?4 "
+                 "WHERE id = ?1 AND attempts = ?2 AND worker_id = ?3 AND status = 'running'",
+                 trial_id, attempt, worker_id, expires) == 1;
+    });
+  }
+
+  bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) override {
+    check_attempt("append_epochs", attempt);
+    std::vector<std::optional<std::string>> extras;
+    extras.reserve(rows.size());
+    for (const EpochRow& r : rows) {
+      if (r.epoch < 0) throw invalid_argument(where("append_epochs") + "negative epoch");
+      extras.push_back(r.extra.is_null()
+                           ? std::nullopt
+                           : std::optional(to_text(r.extra, "append_epochs", "extra")));
+    }
+    std::lock_guard lock(mu_);
+    return db_.write("append_epochs", [&] {
+      if (!db_.query(sql("SELECT 1 FROM trials WHERE id = ?1 AND ", kCurrentAttempt), trial_id,
+                     attempt)
+               .next())
+        return false;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const EpochRow& r = rows[i];
+        db_.exec(
+            "INSERT OR REPLACE INTO epochs (trial_id, attempt, epoch, train_loss, val_loss, "
+            "val_metric, seconds, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            trial_id, attempt, r.epoch, r.train_loss, r.val_loss, r.val_metric, r.seconds,
+            extras[i]);
+      }
+      return true;
+    });
+  }
+
+  bool finish_trial(int64_t trial_id, int attempt, TrialStatus status, const nlohmann::json& result,
+                    std::optional<double> value, const std::string& error) override {
+    if (!is_finished(status))
+      throw invalid_argument(where("finish_trial") + "'" + to_string(status) +
+                             "' is not a finished status");
+    check_attempt("finish_trial", attempt);
+    std::optional<std::string> result_text;
+    if (!result.is_null()) result_text = to_text(result, "finish_trial", "result");
+    std::lock_guard lock(mu_);
+    return db_.write("finish_trial", [&] {
+      int64_t now = now_ms();
+      int64_t changed =
+          db_.exec(sql("UPDATE trials SET status = ?3, result = ?4, value = ?5, error = ?6, "
+                       "finished_at = ?7, lease_expires = NULL WHERE id = ?1 AND ",
+                       kCurrentAttempt),
+                   trial_id, attempt, to_string(status), result_text, value, error, now);
+      if (changed == 0) {
+        if (!db_.query("SELECT 1 FROM trials WHERE id = ?1", trial_id).next())
+          throw no_trial("finish_trial", trial_id);
+        return false;
+      }
+      db_.exec(
+          "UPDATE attempts SET outcome = ?3, finished_at = ?4 WHERE trial_id = ?1 AND attempt = ?2",
+          trial_id, attempt, to_string(status), now);
+      return true;
+    });
+  }
+
+  bool release_trial(int64_t trial_id, int attempt) override {
+    check_attempt("release_trial", attempt);
+    std::lock_guard lock(mu_);
+    return db_.write("release_trial", [&] {
+      int64_t now = now_ms();
+      int64_t changed = db_.exec(
+          sql("UPDATE trials SET status = ", kBackStatus,
+              ", lease_expires = NULL, finished_at = CASE WHEN ", kBackStatus,
+              " = 'cancelled' THEN ?3 END WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
+          trial_id, attempt, now);
+      if (changed == 0) return false;
+      db_.exec(
+          "UPDATE attempts SET outcome = 'released', finished_at = ?3 "
+          "WHERE trial_id = ?1 AND attempt = ?2",
+          trial_id, attempt, now);
+      return true;
+    });
+  }
+
+  // ---- workers
+
+  void register_worker(const WorkerInfo& info) override {
+    if (info.id.empty()) throw invalid_argument(where("register_worker") + "empty worker id");
+    std::lock_guard lock(mu_);
+    db_.write("register_worker", [&] {
+      db_.exec(
+          "INSERT INTO workers (id, host, pid, device, started_at, heartbeat_at, current_trial, "
+          "status) VALUES (?1, ?2, ?3, ?4, ?5, ?5, NULL, 'idle') ON CONFLICT (id) DO UPDATE SET "
+          "host = excluded.host, pid = excluded.pid, device = excluded.device, "
+          "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, "
+          "current_trial = NULL, status = 'idle'",
+          info.id, info.host, info.pid, info.device, now_ms());
+    });
+  }
+
+  void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial) override {
+    std::lock_guard lock(mu_);
+    db_.write("heartbeat_worker", [&] {
+      WorkerStatus status = current_trial ? WorkerStatus::kBusy : WorkerStatus::kIdle;
+      if (db_.exec("UPDATE workers SET heartbeat_at = ?2, current_trial = ?3, status = ?4 "
+                   "WHERE id = ?1",
+                   id, now_ms(), current_trial, to_string(status)) == 0)
+        throw no_worker("heartbeat_worker", id);
+    });
+  }
+
+  void stop_worker(const std::string& id) override {
+    std::lock_guard lock(mu_);
+    db_.write("stop_worker", [&] {
+      if (db_.exec("UPDATE workers SET heartbeat_at = ?2, current_trial = NULL, "
+                   "status = 'stopped' WHERE id = ?1",
+                   id, now_ms()) == 0)
+        throw no_worker("stop_worker", id);
+    });
+  }
+
+  std::vector<WorkerRecord> list_workers() override {
+    std::lock_guard lock(mu_);
+    return db_.read("list_workers", [&] {
+      std::vector<WorkerRecord> out;
+      Query q = db_.query(sql("SELECT ", kWorkerColumns, " FROM workers ORDER BY id"));
+      while (q.next()) {
+        WorkerRecord w;
+        w.info = {q.text(0), q.text(1), q.i64(2), q.text(3)};
+        w.started_at = at(q.i64(4));
+        w.heartbeat_at = at(q.i64(5));
+        w.current_trial = q.opt_i64(6);
+        w.status = parse_worker_status(q.text(7));
+        out.push_back(std::move(w));
+      }
+      return out;
+    });
+  }
+
+  Stats stats() const override { return {db_.transactions(), db_.busy_waits(), db_.retries()}; }
+
+ private:
+  template <typename... S>
+  static std::string sql(const S&... parts) {
+    std::string s;
+    (s += ... += parts);
+    return s;
+  }
+
+  std::string where(const char* call) const { return db_.label() + ": " + call + ": "; }
+  Error no_study(const char* call, int64_t id) const {
+    return not_found(where(call) + "no study with id " + std::to_string(id));
+  }
+  Error no_trial(const char* call, int64_t id) const {
+    return not_found(where(call) + "no trial with id " + std::to_string(id));
+  }
+  Error no_worker(const char* call, const std::string& id) const {
+    return not_found(where(call) + "no worker '" + id + "' (register it first)");
+  }
+
+  int64_t now_ms() const { return clock_->now().time_since_epoch().count(); }
+
+  void check(const char* call, const ClaimOptions& o) const {
+    if (o.lease.count() <= 0) throw invalid_argument(where(call) + "lease must be > 0");
+    if (o.max_attempts < 1) throw invalid_argument(where(call) + "max_attempts must be >= 1");
+    if (o.study_id < 0) throw invalid_argument(where(call) + "negative study id");
+  }
+
+  void check_attempt(const char* call, int attempt) const {
+    if (attempt < 1) throw invalid_argument(where(call) + "attempt numbers start at 1");
+  }
+
+  // Inside a transaction.
+  void require_study(const char* call, int64_t id) {
+    if (!db_.query("SELECT 1 FROM studies WHERE id = ?1", id).next()) throw no_study(call, id);
+  }
+
+  // Inside a write transaction; see Store::expire_leases.
+  int64_t expire(const ClaimOptions& o, int64_t now) {
+    constexpr const char* kExpired =
+        "status = 'running' AND lease_expires < ?1 AND (?2 = 0 OR study_id = ?2)";
+    if (!db_.query(sql("SELECT 1 FROM trials WHERE ", kExpired, " LIMIT 1"), now, o.study_id)
+             .next())
+      return 0;  // the common case: one indexed probe
+    db_.exec(sql("UPDATE attempts SET outcome = 'lost', finished_at = ?1 WHERE "
+                 "(trial_id, attempt) IN (SELECT id, attempts FROM trials WHERE ",
+                 kExpired, ")"),
+             now, o.study_id);
+    int64_t failed = db_.exec(
+        sql("UPDATE trials SET status = 'failed', lost = lost + 1, lease_expires = NULL, "
+            "finished_at = ?1, error = 'worker lost ' || (lost + 1) || ' times (lease expired; "
+            "last worker ' || COALESCE(worker_id, '?') || ')' WHERE ",
+            kExpired, " AND lost + 1 >= ?3"),
+        now, o.study_id, o.max_attempts);
+    int64_t requeued = db_.exec(sql("UPDATE trials SET status = ", kBackStatus,
+                                    ", lost = lost + 1, lease_expires = NULL, finished_at = "
+                                    "CASE WHEN ",
+                                    kBackStatus, " = 'cancelled' THEN ?1 END WHERE ", kExpired),
+                                now, o.study_id);
+    return failed + requeued;
+  }
+
+  // The ORDER BY expression for the filter's sort key; binds the parameter's JSON path
+  // (kParam) at the next placeholder.
+  std::string sort_key(const TrialFilter& f, int& next, int& param_at) const {
+    switch (f.sort) {
+      case TrialSort::kNumber:
+        return "number";
+      case TrialSort::kValue:
+        return "value";
+      case TrialSort::kStarted:
+        return "started_at";
+      case TrialSort::kFinished:
+        return "finished_at";
+      case TrialSort::kDuration:
+        return "(finished_at - started_at)";
+      case TrialSort::kParam: {
+        static const std::regex kKey("[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*");
+        if (!std::regex_match(f.param, kKey))
+          throw invalid_argument(where("list_trials") + "cannot sort by parameter '" + f.param +
+                                 "': expected a name of letters, digits, '_' (dots for nesting)");
+        param_at = next++;
+        return "json_extract(params, ?" + std::to_string(param_at) + ")";
+      }
+    }
+    throw internal_error(where("list_trials") + "unknown sort key");
+  }
+
+  std::string to_text(const nlohmann::json& j, const char* call, const char* what) const {
+    try {
+      return j.dump();
+    } catch (const nlohmann::json::exception& e) {
+      throw invalid_argument(where(call) + what + " cannot be stored as JSON: " + e.what());
+    }
+  }
+
+  nlohmann::json parse(const std::string& text, const char* column) const {
+    try {
+      return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw failed_precondition(db_.label() + ": " + column + " holds invalid JSON: " + e.what());
+    }
+  }
+
+  StudyRecord read_study(const Query& q) const {
+    return {q.i64(0), q.text(1), parse(q.text(2), "studies.spec"), parse_study_status(q.text(3)),
+            at(q.i64(4))};
+  }
+
+  TrialRecord read_trial(const Query& q) const {
+    TrialRecord t;
+    t.id = q.i64(0);
+    t.study_id = q.i64(1);
+    t.number = q.i64(2);
+    t.dataset = q.text(3);
+    t.params = parse(q.text(4), "trials.params");
+    t.status = parse_trial_status(q.text(5));
+    t.attempts = q.i32(6);
+    t.lost = q.i32(7);
+    if (!q.is_null(8)) t.result = parse(q.text(8), "trials.result");
+    t.value = q.opt_f64(9);
+    t.error = q.text(10);
+    t.worker_id = q.text(11);
+    t.created_at = at(q.i64(12));
+    t.started_at = opt_at(q.opt_i64(13));
+    t.finished_at = opt_at(q.opt_i64(14));
+    t.lease_expires = opt_at(q.opt_i64(15));
+    return t;
+  }
+
+  mutable std::mutex mu_;  // serialises calls on db_
+  Db db_;                  // GUARDED_BY(mu_) (its counters are atomics)
+  Clock* clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_sqlite_store(const StoreUrl& url, const StoreOptions& options) {
+  if (!options.create_if_missing && url.path != ":memory:") {
+    std::error_code ec;
+    if (!std::filesystem::exists(url.path, ec))
+      throw not_found(url.text + ": no database file at '" + url.path + "'");
+  }
+  return std::make_unique<SqliteStore>(url, options);
+}
+
+}  // namespace layerlab::store

@@ -1,0 +1,155 @@
+// The store: where studies, trials, attempts, epoch records and workers live. One
+// interface; SQLite now (src/store/sqlite_store.cc), PostgreSQL later behind the same calls.
+//
+// Contract shared by every implementation:
+//  - Each call is one short transaction: it happens entirely or not at all. Reads (find_*,
+//    get_*, list_*, counts) see one consistent snapshot and never wait for writers (WAL).
+//    Every other call is a write and takes the write lock up front (SQLite: BEGIN
+//    IMMEDIATE), so concurrent writers queue instead of deadlocking on a lock upgrade.
+//  - A transaction that cannot get the database (locked by others past the busy timeout,
+//    after the bounded, jittered retries) throws Error kUnavailable: retry after a backoff.
+//    Bad input throws kInvalidArgument, a missing id kNotFound; nothing is written then.
+//  - Thread-safety: a Store is safe to share between threads; calls are serialised on its
+//    single connection. For parallel writers open one Store per process (or thread) on the
+//    same URL.
+//  - Results are keyed by (trial, attempt): a worker's writes count only while its attempt
+//    is the trial's current one, so a duplicate or late report never changes a result.
+//
+// Errors name the store (URL with the password hidden), the call and the database message,
+// e.g. "sqlite:/x/layerlab.db: claim_next: database is locked (gave up after 7 tries over
+// 35012 ms)", "sqlite:notes.txt: open: file is not a database (is this a layerlab store?)".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/clock.h"
+#include "store/records.h"
+
+namespace layerlab::store {
+
+inline constexpr const char* kDefaultStoreUrl = "sqlite:layerlab.db";
+
+struct StoreOptions {
+  Clock* clock = nullptr;                        // nullptr: system_clock(); must outlive the Store
+  bool create_if_missing = true;                 // false: a missing database is kNotFound
+  std::chrono::milliseconds busy_timeout{5000};  // wait for the lock, per try
+  int max_retries = 6;  // further tries of a whole transaction after busy_timeout ran out
+};
+
+// Retry policy for claiming.
+struct ClaimOptions {
+  int64_t study_id = 0;                     // 0: any running study
+  std::chrono::milliseconds lease{30'000};  // renew before it runs out
+  int max_attempts = 3;                     // lost attempts before a trial is failed
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // ---- studies
+  // Creates a running study. A name already in the store is kFailedPrecondition (resume
+  // with find_study instead); an empty name is kInvalidArgument.
+  virtual int64_t create_study(const std::string& name, const nlohmann::json& spec) = 0;
+  virtual std::optional<StudyRecord> find_study(const std::string& name) = 0;
+  virtual StudyRecord get_study(int64_t id) = 0;                      // kNotFound
+  virtual std::vector<StudyRecord> list_studies() = 0;                // by id
+  virtual void set_study_status(int64_t id, StudyStatus status) = 0;  // kNotFound
+  // Marks the study cancelled and its queued trials cancelled, in one transaction; running
+  // trials finish normally (a lease that expires then cancels instead of requeueing).
+  // Returns the number of trials cancelled.
+  virtual int64_t cancel_study(int64_t id) = 0;
+  virtual StudyCounts counts(int64_t study_id) = 0;
+
+  // ---- trials
+  // Adds queued trials in one transaction and returns their ids in order. Idempotent on
+  // (study, number): a number already stored keeps its row and its id is returned, so a
+  // resumed coordinator cannot duplicate work. kNotFound for an unknown study,
+  // kFailedPrecondition for a cancelled one, kInvalidArgument for a negative number, an
+  // empty dataset or params that are not a JSON object (null is taken as {}).
+  virtual std::vector<int64_t> add_trials(int64_t study_id,
+                                          const std::vector<NewTrial>& trials) = 0;
+  virtual TrialRecord get_trial(int64_t id) = 0;  // kNotFound
+  virtual std::vector<TrialRecord> list_trials(int64_t study_id, const TrialFilter& filter) = 0;
+  virtual std::vector<AttemptRecord> list_attempts(int64_t trial_id) = 0;  // by attempt
+  // Epoch records of one trial, by (attempt, epoch); attempt 0 means every attempt.
+  virtual std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt = 0) = 0;
+
+  // `field` after `epoch` epochs for every trial of the study but `exclude_trial`, from
+  // each trial's latest attempt (what a pruner compares a trial against). NaN for a
+  // missing measurement; trials without that epoch are left out.
+  virtual std::vector<double> epoch_values(int64_t study_id, int epoch, EpochField field,
+                                           int64_t exclude_trial) = 0;
+
+  // ---- claiming and reporting (the store-backed queue and the workers)
+  // One write transaction: first expires leases (see expire_leases), then takes the queued
+  // trial with the lowest (study id, number), marks it running for worker_id with attempt
+  // = attempts + 1 and a lease of options.lease, and records the attempt. nullopt when
+  // nothing is queued.
+  virtual std::optional<Claim> claim_next(const std::string& worker_id,
+                                          const ClaimOptions& options) = 0;
+  // Running trials whose lease ran out (their worker died or hung) lose their attempt
+  // (outcome "lost"); a trial with options.max_attempts lost attempts becomes failed with
+  // the reason ("worker lost 3 times"), the others go back to queued (cancelled if their
+  // study was cancelled). options.study_id limits the sweep. Returns the trials changed.
+  virtual int64_t expire_leases(const ClaimOptions& options) = 0;
+  // Extends the lease of a running attempt to now + lease. false when the attempt is no
+  // longer the trial's current running one (expired and taken over, finished, released).
+  virtual bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
+                           std::chrono::milliseconds lease) = 0;
+  // Stores epoch records of an attempt in one transaction (an epoch written twice keeps
+  // the last). Writes nothing and returns false when the attempt is no longer current.
+  virtual bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) = 0;
+  // Commits the result of (trial, attempt) with a finished status. Applies only while that
+  // attempt is the trial's latest one and the trial is not finished (running, or queued
+  // again after a lease expiry that nobody has claimed yet); otherwise changes nothing and
+  // returns false (a late duplicate). kInvalidArgument for queued/running as the status,
+  // kNotFound for an unknown trial.
+  virtual bool finish_trial(int64_t trial_id, int attempt, TrialStatus status,
+                            const nlohmann::json& result, std::optional<double> value,
+                            const std::string& error) = 0;
+  // Hands a running attempt back (SIGTERM): the trial is queued again (cancelled if its
+  // study was cancelled) without counting against the retry limit; outcome "released".
+  // false when the attempt is no longer current.
+  virtual bool release_trial(int64_t trial_id, int attempt) = 0;
+
+  // ---- workers
+  // Registers (or re-registers) a worker as idle, started and heartbeating now.
+  virtual void register_worker(const WorkerInfo& info) = 0;
+  // Records a heartbeat: busy on current_trial, or idle. kNotFound if never registered.
+  virtual void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial) = 0;
+  virtual void stop_worker(const std::string& id) = 0;   // status stopped; kNotFound
+  virtual std::vector<WorkerRecord> list_workers() = 0;  // by id
+
+  // ---- observability
+  struct Stats {
+    uint64_t transactions = 0;  // committed
+    uint64_t busy_waits = 0;    // times the connection waited for another's lock
+    uint64_t retries = 0;       // whole transactions retried after the busy timeout
+  };
+  virtual Stats stats() const = 0;
+};
+
+// A parsed store URL. sqlite:PATH (also sqlite:///PATH as SQLAlchemy/Optuna write it:
+// sqlite:///rel.db, sqlite:////abs.db); postgresql://user:pass@host:port/db (or postgres://).
+struct StoreUrl {
+  enum class Kind { kSqlite, kPostgres } kind = Kind::kSqlite;
+  std::string path;  // sqlite: the file (":memory:" for a private in-memory database)
+  std::string text;  // the URL with any password replaced by ***, for messages
+};
+// kInvalidArgument naming the URL (password hidden) when it is neither.
+StoreUrl parse_store_url(std::string_view url);
+
+// Opens (creating and migrating if needed) the store at url. postgresql:// is
+// kFailedPrecondition ("not built yet"); a file that is not a layerlab database, or one
+// written by a newer layerlab, is an error naming the path.
+std::unique_ptr<Store> open_store(std::string_view url = kDefaultStoreUrl,
+                                  const StoreOptions& options = {});
+
+}  // namespace layerlab::store

@@ -1,0 +1,114 @@
+// LeaseKeeper on its own, with a fake renew function.
+#include "queue/lease_keeper.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+namespace layerlab::queue {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Waits up to 10 s for pred; true if it came.
+template <typename P>
+bool eventually(P pred) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return pred();
+}
+
+TEST(LeaseKeeper, RenewsHeldLeasesUntilRemoved) {
+  std::atomic<int> calls_1{0}, calls_2{0};
+  LeaseKeeper keeper(
+      [&](int64_t trial, int attempt) {
+        EXPECT_EQ(attempt, 1);
+        ++(trial == 1 ? calls_1 : calls_2);
+        return true;
+      },
+      milliseconds(5));
+  keeper.add(1, 1);
+  keeper.add(2, 1);
+  EXPECT_EQ(keeper.held(), 2u);
+  EXPECT_TRUE(eventually([&] { return calls_1 >= 3 && calls_2 >= 3; }));
+  keeper.remove(1, 1);
+  std::this_thread::sleep_for(milliseconds(20));  // let a renewal in flight finish
+  int after_remove = calls_1;
+  EXPECT_TRUE(eventually([&] { return calls_2 >= after_remove + 3; }));
+  EXPECT_EQ(calls_1, after_remove);
+  EXPECT_GE(keeper.counts().renewals, 6u);
+  EXPECT_FALSE(keeper.lost(2, 1));
+}
+
+TEST(LeaseKeeper, ALeaseThatIsNoLongerOursIsReportedLost) {
+  LeaseKeeper keeper([](int64_t trial, int) { return trial != 7; }, milliseconds(5));
+  keeper.add(7, 2);
+  keeper.add(8, 1);
+  EXPECT_TRUE(eventually([&] { return keeper.lost(7, 2); }));
+  EXPECT_FALSE(keeper.lost(8, 1));
+  EXPECT_EQ(keeper.held(), 1u);  // no longer renewed
+  EXPECT_EQ(keeper.counts().lost, 1u);
+  keeper.remove(7, 2);
+  EXPECT_FALSE(keeper.lost(7, 2));
+}
+
+TEST(LeaseKeeper, ErrorsAreRetriedAtTheNextTick) {
+  std::atomic<int> calls{0};
+  LeaseKeeper keeper(
+      [&](int64_t, int) -> bool {
+        if (++calls <= 2) throw std::runtime_error("database is away");
+        return true;
+      },
+      milliseconds(5));
+  keeper.add(1, 1);
+  EXPECT_TRUE(eventually([&] { return keeper.counts().renewals >= 1; }));
+  EXPECT_EQ(keeper.counts().failures, 2u);
+  EXPECT_FALSE(keeper.lost(1, 1));
+}
+
+TEST(LeaseKeeper, StopsPromptlyAndOnce) {
+  std::atomic<int> calls{0};
+  auto start = std::chrono::steady_clock::now();
+  {
+    LeaseKeeper keeper(
+        [&](int64_t, int) {
+          ++calls;
+          return true;
+        },
+        std::chrono::hours(1));
+    keeper.add(1, 1);
+    keeper.stop();
+    keeper.stop();
+  }  // and the destructor
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(LeaseKeeper, AddAndRemoveDoNotWaitForASlowRenewal) {
+  std::atomic<bool> in_renew{false};
+  std::atomic<bool> release{false};
+  LeaseKeeper keeper(
+      [&](int64_t, int) {
+        in_renew = true;
+        while (!release) std::this_thread::sleep_for(milliseconds(1));
+        return true;
+      },
+      milliseconds(1));
+  keeper.add(1, 1);
+  ASSERT_TRUE(eventually([&] { return in_renew.load(); }));
+  // The renewal is stuck (a slow database); the training side carries on.
+  auto start = std::chrono::steady_clock::now();
+  keeper.add(2, 1);
+  EXPECT_FALSE(keeper.lost(1, 1));
+  keeper.remove(2, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  release = true;
+}
+
+}  // namespace
+}  // namespace layerlab::queue

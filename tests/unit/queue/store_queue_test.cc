@@ -1,0 +1,170 @@
+// The store-backed queue: receive/ack/requeue over a SQLite store, and leases kept alive
+// by the LeaseKeeper while a "training" thread sleeps past the lease.
+#include <thread>
+
+#include "../store/store_test_util.h"
+#include "queue/trial_queue.h"
+
+namespace layerlab::queue {
+namespace {
+
+using std::chrono::milliseconds;
+using store::testing::StoreTest;
+using store::testing::TempDir;
+
+StoreQueueOptions fast(milliseconds lease = milliseconds(30'000)) {
+  StoreQueueOptions o;
+  o.lease = lease;
+  o.poll_min = milliseconds(1);
+  o.poll_max = milliseconds(10);
+  return o;
+}
+
+TEST_F(StoreTest, StoreQueueDeliversInOrderAndAcks) {
+  int64_t study = study_with_trials("s", 3);
+  auto queue = make_store_queue(*store_, "w1", fast());
+  queue->publish(study, {1, 2, 3});  // no-op: the rows are the queue
+  for (int i = 0; i < 3; ++i) {
+    std::optional<Delivery> d = queue->receive(milliseconds(0));
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->number, i);
+    EXPECT_EQ(d->attempt, 1);
+    EXPECT_EQ(d->study_id, study);
+    EXPECT_EQ(d->dataset, "iris");
+    EXPECT_EQ(d->params["units"], 8 * (i + 1));
+    EXPECT_FALSE(queue->lost(*d));
+    ASSERT_TRUE(store_->finish_trial(d->trial_id, d->attempt, store::TrialStatus::kCompleted,
+                                     nullptr, 1.0, ""));
+    queue->ack(*d);
+  }
+  EXPECT_FALSE(queue->receive(milliseconds(0)));
+  EXPECT_EQ(store_->counts(study)[store::TrialStatus::kCompleted], 3);
+}
+
+TEST_F(StoreTest, StoreQueueRequeueHandsTheTrialBack) {
+  study_with_trials("s", 1);
+  auto queue = make_store_queue(*store_, "w1", fast());
+  std::optional<Delivery> d = queue->receive(milliseconds(0));
+  ASSERT_TRUE(d);
+  queue->requeue(*d);
+  store::TrialRecord t = store_->get_trial(d->trial_id);
+  EXPECT_EQ(t.status, store::TrialStatus::kQueued);
+  EXPECT_EQ(t.lost, 0);
+  std::optional<Delivery> again = queue->receive(milliseconds(0));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->trial_id, d->trial_id);
+  EXPECT_EQ(again->attempt, 2);
+}
+
+TEST_F(StoreTest, StoreQueueReceiveWaitsThenGivesUp) {
+  study_with_trials("s", 0);
+  auto queue = make_store_queue(*store_, "w1", fast());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(queue->receive(milliseconds(60)));
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, milliseconds(60));
+  EXPECT_LT(waited, milliseconds(5000));
+}
+
+TEST_F(StoreTest, StoreQueueReceivesATrialAddedWhileWaiting) {
+  int64_t study = study_with_trials("s", 0);
+  auto queue = make_store_queue(*store_, "w1", fast());
+  std::thread coordinator([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    reopen()->add_trials(study, {{0, "wine", {}}});
+  });
+  std::optional<Delivery> d = queue->receive(milliseconds(10'000));
+  coordinator.join();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->dataset, "wine");
+}
+
+TEST_F(StoreTest, StoreQueueStudyFilter) {
+  study_with_trials("a", 1);
+  int64_t b = study_with_trials("b", 1);
+  StoreQueueOptions o = fast();
+  o.study_id = b;
+  auto queue = make_store_queue(*store_, "w1", o);
+  std::optional<Delivery> d = queue->receive(milliseconds(0));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->study_id, b);
+  EXPECT_FALSE(queue->receive(milliseconds(0)));
+}
+
+TEST_F(StoreTest, StoreQueueRejectsBadOptions) {
+  EXPECT_STORE_ERROR(make_store_queue(*store_, ""), ErrorCode::kInvalidArgument, "empty worker id");
+  StoreQueueOptions o = fast();
+  o.lease = milliseconds(1);
+  EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument, "lease");
+  o = fast();
+  o.poll_max = milliseconds(0);
+  EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument, "poll_min");
+  o = fast();
+  o.max_attempts = 0;
+  EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument,
+                     "max_attempts");
+}
+
+// Real time from here on: the lease keeper is a real thread.
+class LeaseTest : public ::testing::Test {
+ protected:
+  std::string url() const { return "sqlite:" + dir_.path("lease.db"); }
+  int64_t setup_one_trial() {
+    auto s = store::open_store(url());
+    int64_t study = s->create_study("s", nullptr);
+    return s->add_trials(study, {{0, "iris", {}}})[0];
+  }
+  TempDir dir_;
+};
+
+TEST_F(LeaseTest, KeeperRenewsWhileTrainingSleepsPastTheLease) {
+  const milliseconds lease(300);  // renewed every 100 ms; a renewal may run 200 ms late
+  int64_t trial = setup_one_trial();
+  auto mine = store::open_store(url());
+  auto queue = make_store_queue(*mine, "trainer", fast(lease));
+  std::optional<Delivery> d = queue->receive(milliseconds(0));
+  ASSERT_TRUE(d);
+  ASSERT_EQ(d->trial_id, trial);
+  store::Time first_expiry = *mine->get_trial(trial).lease_expires;
+
+  // "Training": this thread sleeps for 4 leases without touching the queue, while another
+  // worker keeps trying to claim.
+  auto other = store::open_store(url());
+  auto rival = make_store_queue(*other, "rival", fast(lease));
+  std::thread training([] { std::this_thread::sleep_for(milliseconds(1200)); });
+  std::optional<Delivery> stolen = rival->receive(milliseconds(1200));
+  training.join();
+  EXPECT_FALSE(stolen) << "the rival took trial " << stolen->trial_id << " attempt "
+                       << stolen->attempt;
+
+  store::TrialRecord t = mine->get_trial(trial);
+  EXPECT_EQ(t.status, store::TrialStatus::kRunning);
+  EXPECT_EQ(t.attempts, 1);
+  EXPECT_GT(*t.lease_expires, first_expiry);  // renewed
+  EXPECT_FALSE(queue->lost(*d));
+  EXPECT_TRUE(
+      mine->finish_trial(trial, d->attempt, store::TrialStatus::kCompleted, nullptr, 0.5, ""));
+  queue->ack(*d);
+}
+
+TEST_F(LeaseTest, WithoutAKeeperTheLeaseRunsOutAndTheOwnerLearnsItLostIt) {
+  const milliseconds lease(200);
+  int64_t trial = setup_one_trial();
+  auto mine = store::open_store(url());
+  // Claimed directly, so nobody renews: another worker takes it over after the lease.
+  std::optional<store::Claim> c = mine->claim_next("hung", {0, lease, 3});
+  ASSERT_TRUE(c);
+  auto other = store::open_store(url());
+  auto rival = make_store_queue(*other, "rival", fast(lease));
+  std::optional<Delivery> taken = rival->receive(milliseconds(10'000));
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->trial_id, trial);
+  EXPECT_EQ(taken->attempt, 2);
+  EXPECT_FALSE(mine->renew_lease(trial, c->attempt, "hung", lease));
+  EXPECT_FALSE(
+      mine->finish_trial(trial, c->attempt, store::TrialStatus::kCompleted, nullptr, 0.1, ""));
+  rival->ack(*taken);
+}
+
+}  // namespace
+}  // namespace layerlab::queue

@@ -1,0 +1,242 @@
+// Claiming, leases, retry limit, results keyed by (trial, attempt), hand-back.
+#include "store_test_util.h"
+
+namespace layerlab::store {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::StoreTest;
+
+constexpr milliseconds kLease{1000};
+
+ClaimOptions lease(milliseconds l, int max_attempts = 3, int64_t study = 0) {
+  return {study, l, max_attempts};
+}
+
+TEST_F(StoreTest, ClaimTakesLowestNumberFirstAndMarksRunning) {
+  int64_t study = store_->create_study("s", nullptr);
+  store_->add_trials(study, {{2, "iris", {}}, {0, "wine", {{"u", 3}}}, {1, "iris", {}}});
+  std::optional<Claim> c = store_->claim_next("w1", lease(kLease));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->number, 0);
+  EXPECT_EQ(c->attempt, 1);
+  EXPECT_EQ(c->study_id, study);
+  EXPECT_EQ(c->dataset, "wine");
+  EXPECT_EQ(c->params, (nlohmann::json{{"u", 3}}));
+  EXPECT_EQ(c->lease_expires, clock_.now() + kLease);
+
+  TrialRecord t = store_->get_trial(c->trial_id);
+  EXPECT_EQ(t.status, TrialStatus::kRunning);
+  EXPECT_EQ(t.attempts, 1);
+  EXPECT_EQ(t.worker_id, "w1");
+  EXPECT_EQ(t.started_at, clock_.now());
+  EXPECT_EQ(t.lease_expires, clock_.now() + kLease);
+  std::vector<AttemptRecord> a = store_->list_attempts(c->trial_id);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].attempt, 1);
+  EXPECT_EQ(a[0].worker_id, "w1");
+  EXPECT_EQ(a[0].outcome, "");
+
+  EXPECT_EQ(store_->claim_next("w2", lease(kLease))->number, 1);
+  EXPECT_EQ(store_->claim_next("w1", lease(kLease))->number, 2);
+  EXPECT_FALSE(store_->claim_next("w1", lease(kLease)));
+}
+
+TEST_F(StoreTest, ClaimOrderAcrossStudiesAndStudyFilter) {
+  int64_t first = study_with_trials("a", 2);
+  int64_t second = study_with_trials("b", 2);
+  std::optional<Claim> c = store_->claim_next("w", lease(kLease, 3, second));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->study_id, second);
+  EXPECT_EQ(c->number, 0);
+  c = store_->claim_next("w", lease(kLease));
+  EXPECT_EQ(c->study_id, first);  // any study: oldest study first
+  EXPECT_EQ(c->number, 0);
+  EXPECT_STORE_ERROR(store_->claim_next("", {}), ErrorCode::kInvalidArgument, "empty worker id");
+  EXPECT_STORE_ERROR(store_->claim_next("w", lease(milliseconds(0))), ErrorCode::kInvalidArgument,
+                     "lease must be > 0");
+  EXPECT_STORE_ERROR(store_->claim_next("w", lease(kLease, 0)), ErrorCode::kInvalidArgument,
+                     "max_attempts");
+}
+
+TEST_F(StoreTest, ExpiredLeaseRequeuesTheTrialForAnotherWorker) {
+  study_with_trials("s", 2);
+  std::optional<Claim> a = store_->claim_next("dead", lease(kLease));
+  ASSERT_TRUE(a);
+  clock_.advance(kLease);  // exactly at expiry: still held
+  std::optional<Claim> b = store_->claim_next("w2", lease(kLease));
+  ASSERT_TRUE(b);
+  EXPECT_NE(b->trial_id, a->trial_id);
+
+  clock_.advance(milliseconds(1));
+  std::optional<Claim> again = store_->claim_next("w3", lease(kLease));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->trial_id, a->trial_id);
+  EXPECT_EQ(again->attempt, 2);
+  TrialRecord t = store_->get_trial(a->trial_id);
+  EXPECT_EQ(t.attempts, 2);
+  EXPECT_EQ(t.lost, 1);
+  EXPECT_EQ(t.worker_id, "w3");
+  std::vector<AttemptRecord> attempts = store_->list_attempts(a->trial_id);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].outcome, "lost");
+  EXPECT_EQ(attempts[0].worker_id, "dead");
+  EXPECT_EQ(attempts[1].outcome, "");
+}
+
+TEST_F(StoreTest, AfterTheRetryLimitTheTrialFailsWithTheReason) {
+  int64_t study = study_with_trials("s", 1);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    std::string worker = "w";
+    worker += std::to_string(attempt);
+    std::optional<Claim> c = store_->claim_next(worker, lease(kLease, 3));
+    ASSERT_TRUE(c) << attempt;
+    EXPECT_EQ(c->attempt, attempt);
+    clock_.advance(kLease + milliseconds(1));
+  }
+  // The third loss fails it instead of queueing it again: a poison trial does not loop.
+  EXPECT_FALSE(store_->claim_next("w4", lease(kLease, 3)));
+  TrialRecord t = store_->list_trials(study, {})[0];
+  EXPECT_EQ(t.status, TrialStatus::kFailed);
+  EXPECT_EQ(t.lost, 3);
+  EXPECT_EQ(t.error, "worker lost 3 times (lease expired; last worker w3)");
+  EXPECT_EQ(t.finished_at, clock_.now());
+  EXPECT_FALSE(t.lease_expires);
+  EXPECT_EQ(store_->list_attempts(t.id).back().outcome, "lost");
+  // Its last worker's late report is too late: a failed trial stays failed.
+  EXPECT_FALSE(store_->finish_trial(t.id, 3, TrialStatus::kCompleted, nullptr, 1.0, ""));
+}
+
+TEST_F(StoreTest, ExpireLeasesSweepsWithoutClaiming) {
+  int64_t a = study_with_trials("a", 2);
+  int64_t b = study_with_trials("b", 1);
+  ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
+  ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
+  ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
+  clock_.advance(kLease * 2);
+  EXPECT_EQ(store_->expire_leases(lease(kLease, 3, b)), 1);
+  EXPECT_EQ(store_->counts(a)[TrialStatus::kRunning], 2);
+  EXPECT_EQ(store_->expire_leases(lease(kLease, 1)), 2);
+  EXPECT_EQ(store_->counts(a)[TrialStatus::kFailed], 2);
+  EXPECT_EQ(store_->counts(b)[TrialStatus::kQueued], 1);
+  EXPECT_EQ(store_->expire_leases(lease(kLease)), 0);
+}
+
+TEST_F(StoreTest, RenewLeaseKeepsTheTrialAndIsFalseForAStaleAttempt) {
+  study_with_trials("s", 1);
+  std::optional<Claim> c = store_->claim_next("w1", lease(kLease));
+  ASSERT_TRUE(c);
+  for (int i = 0; i < 5; ++i) {
+    clock_.advance(kLease / 2);
+    EXPECT_TRUE(store_->renew_lease(c->trial_id, c->attempt, "w1", kLease));
+    EXPECT_FALSE(store_->claim_next("w2", lease(kLease)));
+  }
+  EXPECT_EQ(store_->get_trial(c->trial_id).lease_expires, clock_.now() + kLease);
+  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt, "someone-else", kLease));
+  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt + 1, "w1", kLease));
+
+  clock_.advance(kLease + milliseconds(1));
+  std::optional<Claim> taken = store_->claim_next("w2", lease(kLease));
+  ASSERT_TRUE(taken);
+  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt, "w1", kLease));
+  EXPECT_TRUE(store_->renew_lease(taken->trial_id, taken->attempt, "w2", kLease));
+}
+
+TEST_F(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
+  study_with_trials("s", 1);
+  std::optional<Claim> first = store_->claim_next("slow", lease(kLease));
+  ASSERT_TRUE(first);
+  clock_.advance(kLease + milliseconds(1));
+  std::optional<Claim> second = store_->claim_next("fast", lease(kLease));
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->attempt, 2);
+
+  nlohmann::json result = {{"val_accuracy", 0.93}, {"epochs", 12}};
+  EXPECT_TRUE(store_->finish_trial(second->trial_id, 2, TrialStatus::kCompleted, result, 0.93, ""));
+  // The slow first attempt reports late, and the second reports twice: nothing changes.
+  EXPECT_FALSE(store_->finish_trial(first->trial_id, 1, TrialStatus::kDiverged,
+                                    {{"val_accuracy", 0.1}}, 0.1, "nan loss"));
+  EXPECT_FALSE(store_->finish_trial(second->trial_id, 2, TrialStatus::kCompleted,
+                                    {{"val_accuracy", 0.5}}, 0.5, ""));
+  TrialRecord t = store_->get_trial(second->trial_id);
+  EXPECT_EQ(t.status, TrialStatus::kCompleted);
+  EXPECT_EQ(t.result, result);
+  EXPECT_EQ(t.value, 0.93);
+  EXPECT_EQ(t.error, "");
+  EXPECT_EQ(t.finished_at, clock_.now());
+  EXPECT_FALSE(t.lease_expires);
+  std::vector<AttemptRecord> a = store_->list_attempts(t.id);
+  EXPECT_EQ(a[0].outcome, "lost");
+  EXPECT_EQ(a[1].outcome, "completed");
+  EXPECT_EQ(a[1].finished_at, clock_.now());
+
+  EXPECT_STORE_ERROR(store_->finish_trial(t.id, 2, TrialStatus::kRunning, nullptr, {}, ""),
+                     ErrorCode::kInvalidArgument, "'running' is not a finished status");
+  EXPECT_STORE_ERROR(store_->finish_trial(777, 1, TrialStatus::kFailed, nullptr, {}, "x"),
+                     ErrorCode::kNotFound, "no trial with id 777");
+  // Attempt 0 would match a trial that was never claimed.
+  EXPECT_STORE_ERROR(store_->finish_trial(t.id, 0, TrialStatus::kFailed, nullptr, {}, "x"),
+                     ErrorCode::kInvalidArgument, "attempt numbers start at 1");
+}
+
+TEST_F(StoreTest, LateResultCountsWhenNobodyTookTheTrialOver) {
+  study_with_trials("s", 1);
+  std::optional<Claim> c = store_->claim_next("w", lease(kLease));
+  ASSERT_TRUE(c);
+  clock_.advance(kLease * 3);
+  ASSERT_EQ(store_->expire_leases(lease(kLease)), 1);  // requeued, not yet claimed
+  EXPECT_TRUE(store_->finish_trial(c->trial_id, c->attempt, TrialStatus::kDiverged, nullptr,
+                                   std::nullopt, "loss became NaN at epoch 3"));
+  TrialRecord t = store_->get_trial(c->trial_id);
+  EXPECT_EQ(t.status, TrialStatus::kDiverged);
+  EXPECT_EQ(t.error, "loss became NaN at epoch 3");
+  EXPECT_FALSE(store_->claim_next("w2", lease(kLease)));
+}
+
+TEST_F(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
+  study_with_trials("s", 1);
+  // With max_attempts 1, one lost lease would fail it; hand-backs never do.
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    std::optional<Claim> c = store_->claim_next("w", lease(kLease, 1));
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->attempt, attempt);
+    EXPECT_TRUE(store_->release_trial(c->trial_id, c->attempt));
+    EXPECT_FALSE(store_->release_trial(c->trial_id, c->attempt));  // already handed back
+    TrialRecord t = store_->get_trial(c->trial_id);
+    EXPECT_EQ(t.status, TrialStatus::kQueued);
+    EXPECT_EQ(t.lost, 0);
+    EXPECT_FALSE(t.lease_expires);
+    EXPECT_EQ(store_->list_attempts(t.id).back().outcome, "released");
+  }
+  std::optional<Claim> last = store_->claim_next("w", lease(kLease, 1));
+  ASSERT_TRUE(last);
+  EXPECT_FALSE(store_->release_trial(last->trial_id, last->attempt - 1));  // stale
+  EXPECT_EQ(store_->get_trial(last->trial_id).status, TrialStatus::kRunning);
+}
+
+TEST_F(StoreTest, TrialsOfACancelledStudyAreNotRequeued) {
+  int64_t study = study_with_trials("s", 2);
+  std::optional<Claim> a = store_->claim_next("w", lease(kLease));
+  std::optional<Claim> b = store_->claim_next("w", lease(kLease));
+  ASSERT_TRUE(a && b);
+  store_->cancel_study(study);
+  EXPECT_TRUE(store_->release_trial(a->trial_id, a->attempt));
+  EXPECT_EQ(store_->get_trial(a->trial_id).status, TrialStatus::kCancelled);
+  clock_.advance(kLease * 2);
+  EXPECT_EQ(store_->expire_leases(lease(kLease)), 1);
+  EXPECT_EQ(store_->get_trial(b->trial_id).status, TrialStatus::kCancelled);
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kCancelled], 2);
+}
+
+TEST_F(StoreTest, SecondConnectionSeesClaims) {
+  study_with_trials("s", 2);
+  std::unique_ptr<Store> other = reopen();
+  std::optional<Claim> a = store_->claim_next("w1", lease(kLease));
+  std::optional<Claim> b = other->claim_next("w2", lease(kLease));
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(a->trial_id, b->trial_id);
+  EXPECT_FALSE(other->claim_next("w2", lease(kLease)));
+}
+
+}  // namespace
+}  // namespace layerlab::store

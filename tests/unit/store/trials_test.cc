@@ -1,0 +1,170 @@
+// Trials: adding (idempotent), reading, listing, epoch records.
+#include <cmath>
+#include <limits>
+
+#include "store_test_util.h"
+
+namespace layerlab::store {
+namespace {
+
+using testing::StoreTest;
+
+std::vector<int64_t> numbers(const std::vector<TrialRecord>& trials) {
+  std::vector<int64_t> out;
+  for (const TrialRecord& t : trials) out.push_back(t.number);
+  return out;
+}
+
+TEST_F(StoreTest, AddTrialsStoresThemQueued) {
+  int64_t study = store_->create_study("s", nullptr);
+  nlohmann::json p = {{"hidden_layers", 4}, {"activation", "relu"}, {"seed", 0}};
+  std::vector<int64_t> ids = store_->add_trials(study, {{0, "iris", p}, {1, "wine", p}});
+  ASSERT_EQ(ids.size(), 2u);
+  TrialRecord t = store_->get_trial(ids[1]);
+  EXPECT_EQ(t.id, ids[1]);
+  EXPECT_EQ(t.study_id, study);
+  EXPECT_EQ(t.number, 1);
+  EXPECT_EQ(t.dataset, "wine");
+  EXPECT_EQ(t.params, p);
+  EXPECT_EQ(t.status, TrialStatus::kQueued);
+  EXPECT_EQ(t.attempts, 0);
+  EXPECT_TRUE(t.result.is_null());
+  EXPECT_FALSE(t.value);
+  EXPECT_EQ(t.created_at, clock_.now());
+  EXPECT_FALSE(t.started_at || t.finished_at || t.lease_expires);
+  EXPECT_STORE_ERROR(store_->get_trial(999), ErrorCode::kNotFound, "no trial with id 999");
+}
+
+TEST_F(StoreTest, AddTrialsIsIdempotentOnNumber) {
+  int64_t study = store_->create_study("s", nullptr);
+  std::vector<int64_t> first =
+      store_->add_trials(study, {{0, "iris", {{"u", 1}}}, {1, "iris", {}}});
+  // A resumed coordinator re-adds 0 and 1 (even with other params) and adds 2.
+  std::vector<int64_t> again =
+      store_->add_trials(study, {{1, "iris", {{"u", 99}}}, {0, "iris", {}}, {2, "iris", {}}});
+  EXPECT_EQ(again[0], first[1]);
+  EXPECT_EQ(again[1], first[0]);
+  EXPECT_EQ(store_->counts(study).total(), 3);
+  EXPECT_EQ(store_->get_trial(first[0]).params, (nlohmann::json{{"u", 1}}));
+  // The same number in another study is another trial.
+  int64_t other = store_->create_study("t", nullptr);
+  EXPECT_NE(store_->add_trials(other, {{0, "iris", {}}})[0], first[0]);
+}
+
+TEST_F(StoreTest, AddTrialsRejectsBadInputAndWritesNothing) {
+  int64_t study = store_->create_study("s", nullptr);
+  EXPECT_STORE_ERROR(store_->add_trials(study, {{0, "iris", {}}, {-1, "iris", {}}}),
+                     ErrorCode::kInvalidArgument, "trial -1: the number is negative");
+  EXPECT_STORE_ERROR(store_->add_trials(study, {{0, "iris", {}}, {1, "", {}}}),
+                     ErrorCode::kInvalidArgument, "trial 1: the dataset is empty");
+  EXPECT_STORE_ERROR(store_->add_trials(study, {{0, "iris", nlohmann::json::array()}}),
+                     ErrorCode::kInvalidArgument, "params must be a JSON object");
+  EXPECT_EQ(store_->counts(study).total(), 0);
+}
+
+TEST_F(StoreTest, ListTrialsFiltersSortsAndPages) {
+  int64_t study = store_->create_study("s", nullptr);
+  std::vector<NewTrial> add;
+  for (int i = 0; i < 6; ++i)
+    add.push_back({i, i % 2 ? "wine" : "iris", {{"hidden_layers", 10 - i}, {"opt", {{"lr", i}}}}});
+  store_->add_trials(study, add);
+  // Finish 0..3 with values 0.3, 0.9, none, 0.5; 4 runs; 5 stays queued.
+  std::vector<std::optional<double>> values = {0.3, 0.9, std::nullopt, 0.5};
+  for (int i = 0; i < 5; ++i) {
+    clock_.advance(std::chrono::milliseconds(10));
+    auto c = store_->claim_next("w", {});
+    ASSERT_TRUE(c);
+    ASSERT_EQ(c->number, i);
+    if (i < 4) {
+      clock_.advance(std::chrono::milliseconds(100 * (4 - i)));
+      TrialStatus s =
+          values[static_cast<size_t>(i)] ? TrialStatus::kCompleted : TrialStatus::kFailed;
+      ASSERT_TRUE(store_->finish_trial(c->trial_id, c->attempt, s, nullptr,
+                                       values[static_cast<size_t>(i)], ""));
+    }
+  }
+  auto list = [&](TrialFilter f) { return numbers(store_->list_trials(study, f)); };
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(list({}), (V{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(list({.statuses = {TrialStatus::kCompleted}}), (V{0, 1, 3}));
+  EXPECT_EQ(list({.statuses = {TrialStatus::kQueued, TrialStatus::kRunning}}), (V{4, 5}));
+  EXPECT_EQ(list({.dataset = "wine"}), (V{1, 3, 5}));
+  // Trials without a value come last in both directions.
+  EXPECT_EQ(list({.sort = TrialSort::kValue, .descending = true}), (V{1, 3, 0, 2, 4, 5}));
+  EXPECT_EQ(list({.sort = TrialSort::kValue}), (V{0, 3, 1, 2, 4, 5}));
+  EXPECT_EQ(list({.sort = TrialSort::kValue, .descending = true, .limit = 2, .offset = 1}),
+            (V{3, 0}));
+  EXPECT_EQ(list({.sort = TrialSort::kDuration}), (V{3, 2, 1, 0, 4, 5}));
+  EXPECT_EQ(list({.sort = TrialSort::kParam, .param = "hidden_layers"}), (V{5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(list({.sort = TrialSort::kParam, .param = "opt.lr", .descending = true}),
+            (V{5, 4, 3, 2, 1, 0}));
+  EXPECT_EQ(list({.sort = TrialSort::kParam, .param = "absent"}), (V{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(list({.limit = 2, .offset = 5}), (V{5}));
+  EXPECT_STORE_ERROR(list({.sort = TrialSort::kParam, .param = "x'); DROP TABLE trials; --"}),
+                     ErrorCode::kInvalidArgument, "cannot sort by parameter");
+  EXPECT_STORE_ERROR(list({.limit = -1}), ErrorCode::kInvalidArgument, "limit and offset");
+}
+
+TEST_F(StoreTest, EpochsAreAppendedAndReadBack) {
+  study_with_trials("s", 1);
+  auto c = store_->claim_next("w", {});
+  ASSERT_TRUE(c);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<EpochRow> rows = {{0, 1.5, 1.6, 0.4, 0.01, {{"lr", 0.1}}},
+                                {1, 1.0, nan, 0.6, 0.02, nullptr}};
+  EXPECT_TRUE(store_->append_epochs(c->trial_id, c->attempt, rows));
+  EXPECT_TRUE(store_->append_epochs(c->trial_id, c->attempt, {{2, inf, inf, nan, 0.03, nullptr}}));
+  // Writing an epoch again keeps the last version.
+  EXPECT_TRUE(
+      store_->append_epochs(c->trial_id, c->attempt, {{1, 0.9, 0.95, 0.65, 0.02, nullptr}}));
+  std::vector<EpochRecord> got = store_->list_epochs(c->trial_id);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].row.epoch, 0);
+  EXPECT_EQ(got[0].attempt, 1);
+  EXPECT_EQ(got[0].row.train_loss, 1.5);
+  EXPECT_EQ(got[0].row.extra, (nlohmann::json{{"lr", 0.1}}));
+  EXPECT_EQ(got[1].row.val_loss, 0.95);
+  EXPECT_TRUE(got[1].row.extra.is_null());
+  EXPECT_EQ(got[2].row.train_loss, inf);
+  EXPECT_TRUE(std::isnan(got[2].row.val_metric));
+  EXPECT_EQ(store_->list_epochs(c->trial_id, 2).size(), 0u);
+  EXPECT_EQ(store_->list_epochs(c->trial_id, 1).size(), 3u);
+
+  // A stale attempt writes nothing.
+  EXPECT_FALSE(store_->append_epochs(c->trial_id, c->attempt + 1, rows));
+  ASSERT_TRUE(
+      store_->finish_trial(c->trial_id, c->attempt, TrialStatus::kCompleted, nullptr, 0.65, ""));
+  EXPECT_FALSE(store_->append_epochs(c->trial_id, c->attempt, {{3, 0, 0, 0, 0, nullptr}}));
+  EXPECT_EQ(store_->list_epochs(c->trial_id).size(), 3u);
+}
+
+TEST_F(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
+  const int64_t study = study_with_trials("s", 3);
+  study_with_trials("other", 1);
+  std::vector<Claim> claims;
+  for (int i = 0; i < 3; ++i) claims.push_back(*store_->claim_next("w", {study}));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(store_->append_epochs(claims[i].trial_id, claims[i].attempt,
+                                      {{1, 1.0 + i, 2.0 + i, 0.5 + i / 10.0, 0.1, nullptr},
+                                       {2, 0.5 + i, 1.5 + i, 0.6 + i / 10.0, 0.1, nullptr}}));
+  // A retried trial is represented by its latest attempt only.
+  ASSERT_TRUE(store_->release_trial(claims[2].trial_id, claims[2].attempt));
+  const Claim retry = *store_->claim_next("w", {study});
+  ASSERT_EQ(retry.trial_id, claims[2].trial_id);
+  ASSERT_TRUE(store_->append_epochs(retry.trial_id, retry.attempt, {{1, 9.0, 9.0, 0.9, 0.1, nullptr}}));
+
+  std::vector<double> v =
+      store_->epoch_values(study, 1, EpochField::kValMetric, claims[0].trial_id);
+  std::sort(v.begin(), v.end());
+  EXPECT_EQ(v, (std::vector<double>{0.6, 0.9}));
+  EXPECT_EQ(store_->epoch_values(study, 2, EpochField::kTrainLoss, claims[0].trial_id),
+            (std::vector<double>{1.5}));  // the retry has no epoch 2 yet
+  v = store_->epoch_values(study, 1, EpochField::kValLoss, 0);
+  std::sort(v.begin(), v.end());
+  EXPECT_EQ(v, (std::vector<double>{2.0, 3.0, 9.0}));
+  EXPECT_TRUE(store_->epoch_values(study, 7, EpochField::kValLoss, 0).empty());
+}
+
+}  // namespace
+}  // namespace layerlab::store
