@@ -1,0 +1,92 @@
+#include "study/coordinator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace layerlab::study {
+namespace {
+
+constexpr int64_t kBatch = 2000;  // trials per add_trials transaction
+
+TrialSpec trial_of(const store::TrialRecord& r) {
+  nlohmann::json params = r.params;
+  params["dataset"] = r.dataset;
+  return TrialSpec::from_json(params);
+}
+
+}  // namespace
+
+Coordinator::Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpec spec,
+                         int64_t study_id)
+    : store_(store),
+      queue_(queue),
+      spec_(std::move(spec)),
+      study_id_(study_id),
+      sampler_(make_sampler(spec_)),
+      total_(spec_.total_trials()),
+      next_number_(store.counts(study_id).total()) {}
+
+int64_t Coordinator::top_up(int64_t max_in_flight) {
+  int64_t room = total_ - next_number_;
+  std::vector<Observation> finished;
+  std::vector<Suggestion> in_flight;
+  if (sampler_->adaptive()) {
+    const store::StudyCounts c = store_.counts(study_id_);
+    room = std::min(room, max_in_flight - c[store::TrialStatus::kQueued] -
+                              c[store::TrialStatus::kRunning]);
+    if (room <= 0) return 0;
+    finished = observations();
+    in_flight = pending();
+  }
+  int64_t added = 0;
+  while (room > 0) {
+    std::vector<store::NewTrial> batch;
+    for (int64_t i = 0; i < std::min(room, kBatch); ++i) {
+      std::optional<Suggestion> s = sampler_->suggest(next_number_ + i, finished, in_flight);
+      if (!s) break;
+      nlohmann::json params = s->trial.to_json();
+      params.erase("dataset");
+      batch.push_back({s->number, s->trial.dataset, std::move(params)});
+      if (sampler_->adaptive()) in_flight.push_back(std::move(*s));  // the constant liar sees it
+    }
+    if (batch.empty()) break;
+    const std::vector<int64_t> ids = store_.add_trials(study_id_, batch);
+    queue_.publish(study_id_, ids);
+    const int64_t n = static_cast<int64_t>(batch.size());
+    next_number_ += n;
+    added += n;
+    room -= n;
+  }
+  return added;
+}
+
+bool Coordinator::complete() {
+  const store::StudyCounts c = store_.counts(study_id_);
+  return next_number_ >= total_ && c[store::TrialStatus::kQueued] == 0 &&
+         c[store::TrialStatus::kRunning] == 0;
+}
+
+std::vector<Observation> Coordinator::observations() {
+  store::TrialFilter f;
+  f.statuses = {store::TrialStatus::kCompleted, store::TrialStatus::kEarlyStopped,
+                store::TrialStatus::kPruned, store::TrialStatus::kDiverged,
+                store::TrialStatus::kFailed};
+  std::vector<Observation> out;
+  for (const store::TrialRecord& r : store_.list_trials(study_id_, f)) {
+    const bool ok = r.value.has_value() && r.status != store::TrialStatus::kFailed &&
+                    r.status != store::TrialStatus::kDiverged;
+    out.push_back({r.number, trial_of(r), ok ? *r.value : std::nan(""), ok});
+  }
+  return out;
+}
+
+std::vector<Suggestion> Coordinator::pending() {
+  store::TrialFilter f;
+  f.statuses = {store::TrialStatus::kQueued, store::TrialStatus::kRunning};
+  std::vector<Suggestion> out;
+  for (const store::TrialRecord& r : store_.list_trials(study_id_, f))
+    out.push_back({r.number, trial_of(r)});
+  return out;
+}
+
+}  // namespace layerlab::study

@@ -1,0 +1,49 @@
+// Coordinator: turns a study's sampler into queued trials in the store (the first step of
+// "the life of a trial"). The store is the only state: a coordinator started again on the
+// same study continues from the trials already stored, and re-adding a stored number
+// changes nothing, so resuming never duplicates work.
+//
+// Thread-safety: one thread drives a Coordinator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "queue/trial_queue.h"
+#include "store/store.h"
+#include "study/sampler.h"
+#include "study/spec.h"
+
+namespace layerlab::study {
+
+class Coordinator {
+ public:
+  // `queue` receives the new trial ids (publish); the store-backed queue ignores them.
+  Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpec spec, int64_t study_id);
+
+  // Adds the trials the sampler has ready. Non-adaptive samplers: every remaining trial, in
+  // transactions of a few thousand. Adaptive (tpe): up to `max_in_flight` queued or running.
+  // Returns how many were added.
+  int64_t top_up(int64_t max_in_flight);
+
+  // True once every trial of the study is stored and finished (none queued or running).
+  bool complete();
+
+  int64_t total_trials() const { return total_; }
+  const StudySpec& spec() const { return spec_; }
+  int64_t study_id() const { return study_id_; }
+
+ private:
+  std::vector<Observation> observations();
+  std::vector<Suggestion> pending();
+
+  store::Store& store_;
+  queue::TrialQueue& queue_;
+  StudySpec spec_;
+  int64_t study_id_;
+  std::unique_ptr<Sampler> sampler_;
+  int64_t total_;
+  int64_t next_number_;  // the first number not yet stored
+};
+
+}  // namespace layerlab::study

@@ -1,0 +1,98 @@
+// StudySpec: a study file (DESIGN.md, "Study file"), parsed and checked. parse_study() either
+// returns a spec that every sampler can run or throws InvalidArgument before anything else
+// happens; every message names the key path, what was expected, what was got and where:
+//   parameters.units: expected a positive integer, got -3 (study.yaml:9:20)
+// (FILE:LINE:COLUMN, 1-based, of the offending node).
+//
+// Schema (every key but name and datasets is optional; unknown keys are errors, with a
+// "did you mean"):
+//   name: depth-vs-activation                   [a-z0-9._-]+, at most 100 characters
+//   datasets: [iris, wine]                      dataset specs (data/dataset.h); plain names
+//                                               must be known (files are not opened here)
+//   validation: {fraction: 0.2, stratify: true} 0 < fraction < 1
+//   metric: {name: val_accuracy, goal: maximize}
+//       name: val_accuracy | val_loss | val_rmse | train_loss; the goal defaults to maximize
+//       for val_accuracy and to minimize for the others
+//   method: grid                                grid | random | sobol | tpe
+//   budget: {trials: 500, hours: 2}             trials: required except for grid
+//   seeds: [0, 1, 2]                            distinct non-negative integers, default [0]
+//   parameters:                                 names of nn::Params except seed
+//     NAME: {value: X} | {values: [A, B]} |
+//           {distribution: D, min: A, max: B[, q: Q]}
+//       D: uniform | log_uniform | int_uniform | q_uniform | q_log_uniform, or categorical
+//       with values; every value and both ends of a range are checked as nn::Params checks
+//       them; integer parameters round draws to integers.
+//   parameter_order: [a, b]                     the parameters' order when the mapping's own
+//                                               order is lost (canonical JSON carries it)
+//   early_terminate: {type: asha, min_epochs: 1, eta: 3} | {type: median, warmup_epochs: 0}
+//   early_stopping: {patience: 5}               becomes every trial's patience (0 = off)
+//
+// Trials, and what the budget counts: a configuration is one value per parameter; each is
+// trained once per dataset and once per seed. budget.trials counts trials in total (not
+// configurations). total_trials():
+//   grid:                configurations x datasets x seeds, capped at budget.trials if given
+//   random, sobol, tpe:  budget.trials exactly (the last configuration may get fewer seeds)
+// Trial numbering (sampler.h): seeds always vary fastest, so the repeats of a configuration
+// have adjacent numbers.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "study/search_space.h"
+
+namespace layerlab::study {
+
+struct StudySpec {
+  std::string name;
+  std::vector<std::string> datasets;
+  double validation_fraction = 0.2;
+  bool stratify = true;
+  std::string metric = "val_accuracy";
+  bool maximize = true;
+  std::string method = "grid";
+  int64_t budget_trials = 0;  // 0 = none (grid only)
+  double budget_hours = 0;    // 0 = none
+  std::vector<uint64_t> seeds{0};
+  std::vector<std::pair<std::string, Domain>> parameters;  // in file order
+  struct EarlyTerminate {
+    std::string type;  // "" = none, "asha", "median"
+    int min_epochs = 1;
+    int eta = 3;
+    int warmup_epochs = 0;
+  } early_terminate;
+  int patience = 0;    // early_stopping.patience
+  std::string source;  // the original study file text, stored with the study
+
+  // The canonical form, stored in the store: the study-file schema with every default
+  // filled in (not `source`). It is itself a study file: from_json(to_json()) gives an equal
+  // spec, parameter order included (through parameter_order).
+  nlohmann::json to_json() const;
+  // Parses a canonical form (or any study file as JSON); errors name "<json>".
+  static StudySpec from_json(const nlohmann::json& j);
+
+  // The number of trials this study will have (see the header comment).
+  int64_t total_trials() const;
+  // The number of distinct configurations: the grid's size for grid, else
+  // ceil(total_trials / (datasets x seeds)).
+  int64_t configurations() const;
+
+  SearchSpace search_space() const { return SearchSpace(parameters); }
+};
+
+// The most trials one study may have.
+inline constexpr int64_t kMaxStudyTrials = 100'000'000;
+// The most points one int_uniform or q_uniform domain may have under method grid.
+inline constexpr int64_t kMaxGridDomainSize = 10'000;
+
+// Parses and checks a study file; `file_name` is used in messages only. Throws
+// InvalidArgument; the spec's `source` is yaml_text.
+StudySpec parse_study(const std::string& yaml_text, const std::string& file_name);
+
+// Reads and parses the file at `path`; an unreadable file is NotFound naming the path.
+StudySpec load_study_file(const std::string& path);
+
+}  // namespace layerlab::study

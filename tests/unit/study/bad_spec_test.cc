@@ -1,0 +1,157 @@
+// Every malformed study file in tests/data/studies/bad_*.yaml, with the message it must give
+// (key path, what was expected, what was got, FILE:LINE:COL).
+#include <filesystem>
+#include <set>
+
+#include "study/spec.h"
+#include "test_util.h"
+
+namespace layerlab::study {
+namespace {
+
+using testing::fixture;
+
+struct BadFile {
+  const char* file;
+  const char* message;  // a substring of the error, ending with the location
+};
+
+const BadFile kBadFiles[] = {
+    {"bad_empty.yaml",
+     "empty study file; expected a mapping with name, datasets and parameters (%:1:1)"},
+    {"bad_syntax.yaml", "invalid YAML: end of sequence flow not found (%:3:11)"},
+    {"bad_multiple_documents.yaml", "expected one YAML document, got 2 (%:4:1)"},
+    {"bad_top_list.yaml",
+     "expected a mapping at the top level (name:, datasets:, parameters: ...), got a list (%:1:1)"},
+    {"bad_missing_name.yaml",
+     "missing required key 'name': the study's name, [a-z0-9._-]+ (%:1:1)"},
+    {"bad_name_chars.yaml",
+     "name: expected a name of at most 100 characters from [a-z0-9._-], got \"Depth Sweep\" "
+     "(%:1:7)"},
+    {"bad_missing_datasets.yaml",
+     "missing required key 'datasets': a list of dataset names or specs"},
+    {"bad_datasets_empty.yaml",
+     "datasets: expected a non-empty list of dataset names or specs, e.g. [iris, wine], got [] "
+     "(%:2:11)"},
+    {"bad_unknown_dataset.yaml",
+     "datasets[1]: unknown dataset 'wnie' (did you mean 'wine'?); known: "},
+    {"bad_unknown_top_key.yaml",
+     "datsets: unknown key (did you mean 'datasets'?); expected one of name, datasets,"},
+    {"bad_duplicate_key.yaml", "name: key given twice (first on line 1) (%:3:1)"},
+    {"bad_unknown_parameter.yaml",
+     "parameters.hiden_layers: unknown parameter (did you mean 'hidden_layers'?); known: "},
+    {"bad_seed_parameter.yaml",
+     "parameters.seed: the seed is not a parameter; list the seeds in the study's seeds: key "
+     "(%:4:3)"},
+    {"bad_units_negative.yaml", "parameters.units: expected a positive integer, got -3 (%:9:24)"},
+    {"bad_units_type.yaml", "parameters.units: expected an integer, got \"many\" (%:4:18)"},
+    {"bad_dropout_range.yaml", "parameters.dropout: expected a rate in [0, 1), got 1.5 (%:4:27)"},
+    {"bad_activation_unknown.yaml",
+     "parameters.activation: unknown activation 'tahn' (did you mean 'tanh'?); known: elu,"},
+    {"bad_optimizer_unknown.yaml",
+     "parameters.optimizer: unknown optimizer 'adma' (did you mean 'adam'?); known: adagrad,"},
+    {"bad_parameter_scalar.yaml",
+     "parameters.units: expected {value: X}, {values: [A, B]} or {distribution: D, min: A, max: "
+     "B}, got 64 (%:4:10)"},
+    {"bad_value_and_values.yaml",
+     "parameters.units: expected exactly one of value, values or distribution (%:4:10)"},
+    {"bad_unknown_domain_key.yaml",
+     "parameters.units.valeus: unknown key (did you mean 'values'?); expected one of value, "
+     "values, distribution, min, max, q (%:4:11)"},
+    {"bad_values_empty.yaml",
+     "parameters.units.values: expected a non-empty list of values, got [] (%:4:19)"},
+    {"bad_duplicate_value.yaml", "parameters.units.values[2]: 32 is listed twice (%:4:28)"},
+    {"bad_min_ge_max.yaml",
+     "parameters.learning_rate.max: expected a number greater than min (0.1), got 0.01 (%:6:61)"},
+    {"bad_log_min_zero.yaml",
+     "parameters.learning_rate.min: expected a positive number (log_uniform needs min > 0), got 0 "
+     "(%:8:10)"},
+    {"bad_q_zero.yaml", "parameters.batch_size.q: expected a positive number, got 0 (%:6:63)"},
+    {"bad_q_missing.yaml", "parameters.batch_size: q_uniform needs q (the step) (%:6:15)"},
+    {"bad_int_uniform_fraction.yaml",
+     "parameters.hidden_layers.max: expected an integer (int_uniform), got 4.5 (%:4:59)"},
+    {"bad_distribution_unknown.yaml",
+     "parameters.learning_rate.distribution: unknown distribution 'loguniform' (did you mean "
+     "'log_uniform'?)"},
+    {"bad_distribution_on_name.yaml",
+     "parameters.activation.distribution: uniform needs a numeric parameter, but activation takes "
+     "a name; list the choices with values: [...] (%:6:30)"},
+    {"bad_grid_continuous.yaml",
+     "parameters.learning_rate: method grid needs a discrete domain (value, values, int_uniform or "
+     "q_uniform), got distribution log_uniform (%:6:18)"},
+    {"bad_grid_too_large.yaml",
+     "parameters.units: a grid over 100000 values is too large (at most 10000); use values: or "
+     "method random (%:4:10)"},
+    {"bad_method_unknown.yaml",
+     "method: unknown method 'gird' (did you mean 'grid'?); known: grid, random, sobol, tpe "
+     "(%:3:9)"},
+    {"bad_budget_missing.yaml",
+     "method: random needs budget: {trials: N} (the number of trials in total) (%:3:9)"},
+    {"bad_budget_zero.yaml", "budget.trials: expected a positive integer, got 0 (%:4:18)"},
+    {"bad_seeds_negative.yaml", "seeds[1]: expected a non-negative integer, got -1 (%:3:12)"},
+    {"bad_seeds_scalar.yaml",
+     "seeds: expected a non-empty list of non-negative integers, got 3 (%:3:8)"},
+    {"bad_metric_goal.yaml",
+     "metric.goal: unknown goal 'maximise' (did you mean 'maximize'?); expected one of maximize, "
+     "minimize (%:3:32)"},
+    {"bad_validation_fraction.yaml",
+     "validation.fraction: expected a fraction in (0, 1), got 1.5 (%:4:13)"},
+    {"bad_stratify.yaml", "validation.stratify: expected true or false, got \"yes\" (%:3:39)"},
+    {"bad_early_terminate.yaml",
+     "early_terminate.warmup_epochs: not a setting of type asha; expected one of type, min_epochs, "
+     "eta (%:3:31)"},
+    {"bad_patience_twice.yaml",
+     "parameters.patience: also set by early_stopping.patience; give it in one place (%:5:3)"},
+};
+
+void PrintTo(const BadFile& bad, std::ostream* os) {
+  *os << bad.file;
+}
+
+// The expected message with '%' replaced by the file's path.
+std::string expected_message(const BadFile& bad) {
+  std::string m = bad.message;
+  if (auto at = m.find('%'); at != std::string::npos) m.replace(at, 1, fixture(bad.file));
+  return m;
+}
+
+class BadStudyFile : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(BadStudyFile, FailsWithPathExpectationAndLocation) {
+  const BadFile& bad = GetParam();
+  try {
+    load_study_file(fixture(bad.file));
+    FAIL() << bad.file << " parsed without error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(expected_message(bad)), std::string::npos)
+        << "got:      " << e.what() << "\nexpected: " << expected_message(bad);
+    // Every message ends with (FILE:LINE:COL).
+    const std::string what = e.what();
+    EXPECT_EQ(what.back(), ')') << what;
+    EXPECT_NE(what.find(" (" + fixture(bad.file) + ":"), std::string::npos) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BadStudyFile, ::testing::ValuesIn(kBadFiles), [](const auto& p) {
+  std::string name = p.param.file;
+  name = name.substr(0, name.find('.'));
+  return name;
+});
+
+TEST(BadStudyFiles, EveryFixtureHasAnExpectedMessage) {
+  std::set<std::string> listed;
+  for (const BadFile& bad : kBadFiles) listed.insert(bad.file);
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(fixture(""))) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("bad_", 0) != 0) continue;
+    ++count;
+    EXPECT_TRUE(listed.count(name)) << name << " has no expected message";
+  }
+  EXPECT_EQ(count, std::size(kBadFiles));
+  EXPECT_GE(count, 20u);
+}
+
+}  // namespace
+}  // namespace layerlab::study
