@@ -7,7 +7,17 @@
 
 namespace layerlab::cli {
 
+// The exit code a command asks for without an error (e.g. 130 after an interrupted run).
+int& command_exit_code();
+
 void add_train_command(CLI::App& app);
 void add_datasets_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
+void add_studies_command(CLI::App& app);
+void add_status_command(CLI::App& app);
+void add_trials_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_cancel_command(CLI::App& app);
 
 }  // namespace layerlab::cli

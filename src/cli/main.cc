@@ -19,11 +19,23 @@ int exit_code(layerlab::ErrorCode code) {
 
 }  // namespace
 
+int& layerlab::cli::command_exit_code() {
+  static int code = 0;
+  return code;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"layerlab: systematic experiments on neural-network design"};
   app.require_subcommand(1);
   app.set_version_flag("--version", LAYERLAB_VERSION);
   layerlab::cli::add_train_command(app);
+  layerlab::cli::add_run_command(app);
+  layerlab::cli::add_worker_command(app);
+  layerlab::cli::add_studies_command(app);
+  layerlab::cli::add_status_command(app);
+  layerlab::cli::add_trials_command(app);
+  layerlab::cli::add_export_command(app);
+  layerlab::cli::add_cancel_command(app);
   layerlab::cli::add_datasets_command(app);
   std::string command = "layerlab";
   try {
@@ -35,5 +47,5 @@ int main(int argc, char** argv) {
     std::cerr << command << ": error: " << e.what() << "\n";
     return exit_code(e.code());
   }
-  return 0;
+  return layerlab::cli::command_exit_code();
 }

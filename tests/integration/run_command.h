@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +40,34 @@ inline CommandResult run_layerlab(const std::string& args, const std::string& en
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+}  // namespace layerlab::testing
+
+namespace layerlab::testing {
+
+// Starts `LAYERLAB_BINARY args` in the background (stdout/stderr to files in `dir`);
+// returns its pid.
+inline pid_t spawn_layerlab(const std::string& args, const std::filesystem::path& dir,
+                            const std::string& env = "") {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = "exec " + env + (env.empty() ? "" : " ") + LAYERLAB_BINARY +
+                            std::string(" ") + args + " >" + (dir / "bg.out").string() + " 2>" +
+                            (dir / "bg.err").string();
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// A fresh, empty directory for one test.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("layerlab-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace layerlab::testing

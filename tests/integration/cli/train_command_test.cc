@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_command.h"
+#include "integration/run_command.h"
 
 namespace layerlab {
 namespace {

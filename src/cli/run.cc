@@ -1,0 +1,139 @@
+// layerlab run STUDY.yaml: the embedded default. Creates or resumes the study in the store,
+// starts N local worker processes, keeps the queue fed, shows progress, and ends with a
+// leaderboard. Ctrl-C stops cleanly; running it again resumes without redoing finished
+// trials.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/signals.h"
+#include "cli/trial_table.h"
+#include "cli/worker_pool.h"
+#include "common/error.h"
+#include "queue/trial_queue.h"
+#include "study/coordinator.h"
+#include "study/spec.h"
+
+namespace layerlab::cli {
+namespace {
+
+struct RunFlags {
+  std::string study_file;
+  int workers = 0;  // 0: the number of cores
+  std::string store_url = store::kDefaultStoreUrl;
+  int threads = 1;
+  double lease_seconds = 10;
+  int max_attempts = 3;
+  int leaders = 10;
+  bool json = false;
+};
+
+// The study in the store: created, or the stored one when this file describes it exactly.
+int64_t create_or_resume(store::Store& store, const study::StudySpec& spec,
+                         const std::string& url, bool* resumed) {
+  const nlohmann::json canonical = spec.to_json();
+  if (auto existing = store.find_study(spec.name)) {
+    if (existing->spec != canonical)
+      throw invalid_argument("study '" + spec.name + "' already exists in " + url +
+                             " with a different study file; give this one another name");
+    if (existing->status == store::StudyStatus::kCancelled)
+      throw failed_precondition("study '" + spec.name + "' was cancelled");
+    store.set_study_status(existing->id, store::StudyStatus::kRunning);
+    *resumed = true;
+    return existing->id;
+  }
+  *resumed = false;
+  return store.create_study(spec.name, canonical);
+}
+
+ProgressState progress_state(store::Store& store, const study::Coordinator& c,
+                             int64_t finished_at_start) {
+  ProgressState s;
+  s.counts = store.counts(c.study_id());
+  s.total = c.total_trials();
+  s.finished_at_start = finished_at_start;
+  s.metric = c.spec().metric;
+  const auto best = leaders(store, c.study_id(), c.spec(), 1);
+  if (!best.empty() && best[0].value) {
+    s.best = best[0].value;
+    s.best_number = best[0].number;
+  }
+  return s;
+}
+
+int run(const RunFlags& f) {
+  const std::atomic<bool>& stop = stop_requested();
+  const study::StudySpec spec = study::load_study_file(f.study_file);
+  auto store = store::open_store(f.store_url);
+  bool resumed = false;
+  const int64_t study_id = create_or_resume(*store, spec, f.store_url, &resumed);
+  auto queue = queue::make_store_queue(*store, "coordinator");
+  study::Coordinator coordinator(*store, *queue, spec, study_id);
+  const int workers = f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
+  coordinator.top_up(2 * workers);
+  const int64_t finished_at_start = store->counts(study_id).finished();
+  std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers\n",
+                           resumed ? "resuming" : "running", spec.name, f.store_url,
+                           coordinator.total_trials(), workers);
+
+  WorkerPool pool(workers,
+                  {"--store", f.store_url, "--study", std::to_string(study_id), "--threads",
+                   std::to_string(f.threads), "--lease-seconds", std::to_string(f.lease_seconds),
+                   "--max-attempts", std::to_string(f.max_attempts), "--exit-when-done", "--quiet"},
+                  f.threads);
+  Progress progress(stderr);
+  bool complete = false;
+  while (!stop) {
+    coordinator.top_up(2 * workers);
+    if (coordinator.complete()) {
+      complete = true;
+      break;
+    }
+    progress.update(progress_state(*store, coordinator, finished_at_start));
+    pool.supervise(workers + 10 * static_cast<int>(coordinator.total_trials()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (complete) store->set_study_status(study_id, store::StudyStatus::kFinished);
+  pool.stop();
+  progress.update(progress_state(*store, coordinator, finished_at_start), true);
+  const auto best = leaders(*store, study_id, spec, f.leaders);
+  if (f.json) {
+    nlohmann::json out = {{"study", spec.name}, {"id", study_id}, {"complete", complete},
+                          {"leaderboard", nlohmann::json::array()}};
+    for (const auto& t : best) out["leaderboard"].push_back(trial_json(t));
+    std::cout << out.dump(2) << "\n";
+  } else if (!best.empty()) {
+    std::cout << "\nleaderboard (" << spec.metric << ", " << (spec.maximize ? "max" : "min") << ")\n";
+    print_trial_table(std::cout, best, spec);
+  }
+  if (!complete) {
+    std::cerr << "interrupted; run the same command again to resume\n";
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "Run (or resume) a study on this machine");
+  cmd->add_option("study", f->study_file, "study file (YAML)")->required();
+  cmd->add_option("-w,--workers", f->workers, "worker processes (default: number of cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--store", f->store_url, "store URL")->capture_default_str();
+  cmd->add_option("--threads", f->threads, "BLAS threads per worker")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--lease-seconds", f->lease_seconds, "lease of a running trial")
+      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  cmd->add_option("--max-attempts", f->max_attempts, "lost attempts before a trial fails")
+      ->check(CLI::Range(1, 100))->capture_default_str();
+  cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();
+  cmd->add_flag("--json", f->json, "print the leaderboard as JSON");
+  cmd->callback([f] { command_exit_code() = run(*f); });
+}
+
+}  // namespace layerlab::cli

@@ -1,0 +1,49 @@
+// layerlab status STUDY: counts per status, the best trials.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/store_flag.h"
+#include "cli/study_ref.h"
+#include "cli/trial_table.h"
+#include "study/spec.h"
+
+namespace layerlab::cli {
+
+void add_status_command(CLI::App& app) {
+  auto url = std::make_shared<std::string>();
+  auto ref = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("status", "Progress and best trials of a study");
+  cmd->add_option("study", *ref, "study name or id")->required();
+  add_store_option(cmd, *url);
+  cmd->add_flag("--json", *json, "JSON output");
+  cmd->callback([url, ref, json] {
+    auto store = open_existing_store(*url);
+    const auto s = resolve_study(*store, *ref);
+    const auto spec = study::StudySpec::from_json(s.spec);
+    const auto counts = store->counts(s.id);
+    const auto best = leaders(*store, s.id, spec, 5);
+    if (*json) {
+      nlohmann::json by_status = nlohmann::json::object();
+      for (auto st : store::kAllTrialStatuses) by_status[store::to_string(st)] = counts[st];
+      nlohmann::json out = {{"id", s.id}, {"name", s.name}, {"status", store::to_string(s.status)},
+                            {"trials", spec.total_trials()}, {"counts", by_status},
+                            {"metric", spec.metric}, {"best", nlohmann::json::array()}};
+      for (const auto& t : best) out["best"].push_back(trial_json(t));
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
+    std::cout << fmt::format("study {} (id {}): {}, {} of {} trials finished\n", s.name, s.id,
+                             store::to_string(s.status), counts.finished(), spec.total_trials());
+    for (auto st : store::kAllTrialStatuses)
+      if (counts[st]) std::cout << fmt::format("  {:<14} {}\n", store::to_string(st), counts[st]);
+    if (!best.empty()) {
+      std::cout << "best (" << spec.metric << ")\n";
+      print_trial_table(std::cout, best, spec);
+    }
+  });
+}
+
+}  // namespace layerlab::cli

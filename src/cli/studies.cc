@@ -1,0 +1,45 @@
+// layerlab studies: every study in the store with its progress and best value.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/store_flag.h"
+#include "cli/trial_table.h"
+#include "study/spec.h"
+
+namespace layerlab::cli {
+
+void add_studies_command(CLI::App& app) {
+  auto url = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("studies", "List the studies in a store");
+  add_store_option(cmd, *url);
+  cmd->add_flag("--json", *json, "JSON output");
+  cmd->callback([url, json] {
+    auto store = open_existing_store(*url);
+    nlohmann::json out = nlohmann::json::array();
+    if (!*json)
+      std::cout << fmt::format("{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", "id", "name", "status",
+                               "finished", "trials", "best");
+    for (const auto& s : store->list_studies()) {
+      const auto spec = study::StudySpec::from_json(s.spec);
+      const auto counts = store->counts(s.id);
+      const auto best = leaders(*store, s.id, spec, 1);
+      const nlohmann::json best_value =
+          !best.empty() && best[0].value ? nlohmann::json(*best[0].value) : nlohmann::json(nullptr);
+      if (*json) {
+        out.push_back({{"id", s.id}, {"name", s.name}, {"status", store::to_string(s.status)},
+                       {"finished", counts.finished()}, {"trials", spec.total_trials()},
+                       {"metric", spec.metric}, {"best", best_value}});
+        continue;
+      }
+      std::cout << fmt::format("{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, s.name,
+                               store::to_string(s.status), counts.finished(), spec.total_trials(),
+                               best_value.is_null() ? "-" : fmt::format("{} {:.4f}", spec.metric, best_value.get<double>()));
+    }
+    if (*json) std::cout << out.dump(2) << "\n";
+  });
+}
+
+}  // namespace layerlab::cli

@@ -1,0 +1,71 @@
+#include "cli/trial_table.h"
+
+#include <fmt/format.h>
+
+#include "store/store.h"
+
+namespace layerlab::cli {
+namespace {
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
+  return v.dump();
+}
+
+std::vector<std::string> varied_parameters(const study::StudySpec& spec) {
+  std::vector<std::string> out;
+  for (const auto& [name, domain] : spec.parameters)
+    if (!domain.fixed()) out.push_back(name);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json trial_json(const store::TrialRecord& t) {
+  nlohmann::json j = {{"id", t.id},
+                      {"number", t.number},
+                      {"dataset", t.dataset},
+                      {"status", store::to_string(t.status)},
+                      {"value", t.value ? nlohmann::json(*t.value) : nlohmann::json(nullptr)},
+                      {"attempts", t.attempts},
+                      {"params", t.params},
+                      {"result", t.result}};
+  if (!t.error.empty()) j["error"] = t.error;
+  return j;
+}
+
+void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& trials,
+                       const study::StudySpec& spec) {
+  const std::vector<std::string> params = varied_parameters(spec);
+  std::string header = fmt::format("{:>6}  {:<14} {:<13} {:>12}", "#", "dataset", "status", spec.metric);
+  for (const auto& p : params) header += fmt::format("  {:>13}", p);
+  header += fmt::format("  {:>4}  {:>6}  {:>8}", "seed", "epochs", "seconds");
+  os << header << "\n";
+  for (const auto& t : trials) {
+    std::string line = fmt::format("{:>6}  {:<14} {:<13} {:>12}", t.number, t.dataset.substr(0, 14),
+                                   store::to_string(t.status),
+                                   t.value ? fmt::format("{:.4f}", *t.value) : "-");
+    for (const auto& p : params)
+      line += fmt::format("  {:>13}", t.params.contains(p) ? cell(t.params[p]) : "-");
+    const auto& r = t.result;
+    line += fmt::format("  {:>4}  {:>6}  {:>8}", t.params.value("seed", 0),
+                        r.is_object() && r.contains("epochs_run") ? r["epochs_run"].dump() : "-",
+                        r.is_object() && r.contains("seconds")
+                            ? fmt::format("{:.2f}", r["seconds"].get<double>())
+                            : "-");
+    os << line << "\n";
+  }
+}
+
+std::vector<store::TrialRecord> leaders(store::Store& store, int64_t study_id,
+                                        const study::StudySpec& spec, int64_t limit) {
+  store::TrialFilter f;
+  f.statuses = {store::TrialStatus::kCompleted, store::TrialStatus::kEarlyStopped};
+  f.sort = store::TrialSort::kValue;
+  f.descending = spec.maximize;
+  f.limit = limit;
+  return store.list_trials(study_id, f);
+}
+
+}  // namespace layerlab::cli

@@ -1,0 +1,22 @@
+// Test hooks that kill the worker process (as kill -9 would) at a chosen point of a chosen
+// trial, so crash tests hit "after training, before commit" on purpose, not by luck.
+// Set LAYERLAB_TEST_CRASH to a comma-separated list of POINT:TRIAL_NUMBER, e.g.
+// "after_training:3"; POINT:* matches every trial (a poison trial or study). With
+// LAYERLAB_TEST_CRASH_ONCE=PATH the crash happens once: the first process to reach the
+// point creates PATH and dies; later ones see PATH and go on.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace layerlab::worker {
+
+enum class CrashPoint { kBeforeTraining, kAfterEpoch, kAfterTraining, kAfterCommit };
+
+// Kills the process with SIGKILL if LAYERLAB_TEST_CRASH names this point and trial number.
+void maybe_crash(CrashPoint point, int64_t trial_number);
+
+// Whether `spec` (the variable's value) names this point and trial; for tests of the parser.
+bool crash_spec_matches(std::string_view spec, CrashPoint point, int64_t trial_number);
+
+}  // namespace layerlab::worker

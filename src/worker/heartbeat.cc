@@ -1,0 +1,34 @@
+#include "worker/heartbeat.h"
+
+#include "common/error.h"
+
+namespace layerlab::worker {
+
+Heartbeat::Heartbeat(store::Store& store, std::string worker_id,
+                     std::chrono::milliseconds interval)
+    : store_(store), id_(std::move(worker_id)), interval_(interval), thread_([this] { run(); }) {}
+
+Heartbeat::~Heartbeat() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Heartbeat::run() {
+  std::unique_lock lock(mu_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    lock.unlock();
+    const int64_t current = current_;
+    try {
+      store_.heartbeat_worker(id_, current ? std::optional<int64_t>(current) : std::nullopt);
+    } catch (const Error&) {
+      // The store is away; the next beat tries again (its age shows the gap meanwhile).
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace layerlab::worker

@@ -1,0 +1,38 @@
+// Heartbeat: a thread that records the worker's liveness and current trial in the store
+// every few seconds, independent of training (the dashboard judges workers by its age).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "store/store.h"
+
+namespace layerlab::worker {
+
+class Heartbeat {
+ public:
+  Heartbeat(store::Store& store, std::string worker_id,
+            std::chrono::milliseconds interval = std::chrono::milliseconds(2000));
+  ~Heartbeat();  // stops and joins
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+  void set_current(int64_t trial_id) { current_ = trial_id; }  // 0: idle
+
+ private:
+  void run();
+
+  store::Store& store_;
+  const std::string id_;
+  const std::chrono::milliseconds interval_;
+  std::atomic<int64_t> current_{0};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace layerlab::worker

@@ -1,0 +1,66 @@
+#include "worker/trial_report.h"
+
+#include <cmath>
+
+namespace layerlab::worker {
+
+double EpochMetric::of(const nn::EpochRecord& r) const {
+  switch (field) {
+    case store::EpochField::kTrainLoss: return r.train_loss;
+    case store::EpochField::kValLoss: return r.val_loss;
+    case store::EpochField::kValMetric: return r.val_metric;
+  }
+  return std::nan("");
+}
+
+EpochMetric epoch_metric(const std::string& metric) {
+  if (metric == "val_loss") return {store::EpochField::kValLoss};
+  if (metric == "train_loss") return {store::EpochField::kTrainLoss};
+  return {store::EpochField::kValMetric};
+}
+
+store::EpochRow epoch_row(const nn::EpochRecord& r) {
+  store::EpochRow row;
+  row.epoch = r.epoch;
+  row.train_loss = r.train_loss;
+  row.val_loss = r.val_loss;
+  row.val_metric = r.val_metric;
+  row.seconds = r.seconds;
+  row.extra = {{"learning_rate", r.learning_rate}, {"train_metric", r.train_metric}};
+  return row;
+}
+
+namespace {
+
+store::TrialStatus store_status(nn::TrialStatus s) {
+  switch (s) {
+    case nn::TrialStatus::kCompleted: return store::TrialStatus::kCompleted;
+    case nn::TrialStatus::kEarlyStopped: return store::TrialStatus::kEarlyStopped;
+    case nn::TrialStatus::kDiverged: return store::TrialStatus::kDiverged;
+    case nn::TrialStatus::kPruned: return store::TrialStatus::kPruned;
+  }
+  return store::TrialStatus::kFailed;
+}
+
+}  // namespace
+
+TrialReport make_report(const study::TrialOutcome& outcome, const std::string& metric,
+                        const std::string& worker_id) {
+  TrialReport r;
+  const nn::TrainResult& res = outcome.result;
+  r.status = store_status(res.status);
+  r.result = outcome.to_json();
+  r.result.erase("params");
+  r.result.erase("curve");
+  r.result["worker"] = worker_id;
+  if (res.status == nn::TrialStatus::kDiverged) r.error = res.message;
+  if (!res.epochs.empty()) {
+    const bool at_best = res.status == nn::TrialStatus::kEarlyStopped && res.best_epoch > 0;
+    const nn::EpochRecord& e = at_best ? res.epochs[res.best_epoch - 1] : res.epochs.back();
+    const double v = epoch_metric(metric).of(e);
+    if (std::isfinite(v)) r.value = v;
+  }
+  return r;
+}
+
+}  // namespace layerlab::worker

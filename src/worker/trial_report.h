@@ -1,0 +1,39 @@
+// What a worker writes about a trial: epoch rows and the final report (status, result JSON,
+// the study's metric value), derived from the trainer's outcome.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/trainer.h"
+#include "store/records.h"
+#include "study/trial.h"
+
+namespace layerlab::worker {
+
+// Which epoch column a study metric reads.
+struct EpochMetric {
+  store::EpochField field;
+  double of(const nn::EpochRecord& r) const;
+};
+// For val_accuracy, val_rmse (the validation metric), val_loss, train_loss.
+EpochMetric epoch_metric(const std::string& metric);
+
+store::EpochRow epoch_row(const nn::EpochRecord& r);
+
+struct TrialReport {
+  store::TrialStatus status;
+  nlohmann::json result;  // the outcome without params (stored apart) and curve (epochs)
+  std::optional<double> value;
+  std::string error;  // why it diverged; "" otherwise
+};
+
+// The study metric of a trial: at its best epoch (lowest validation loss) if it stopped
+// early, else at its last epoch. A NaN value (diverged, or a metric the task lacks) is
+// no value.
+TrialReport make_report(const study::TrialOutcome& outcome, const std::string& metric,
+                        const std::string& worker_id);
+
+}  // namespace layerlab::worker

@@ -1,0 +1,247 @@
+#include "worker/worker.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <random>
+#include <thread>
+
+#include "backend/backend.h"
+#include "common/error.h"
+#include "queue/trial_queue.h"
+#include "study/pruner.h"
+#include "study/spec.h"
+#include "study/trial.h"
+#include "worker/fault_injection.h"
+#include "worker/heartbeat.h"
+#include "worker/trial_report.h"
+
+namespace layerlab::worker {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr milliseconds kFlushInterval{2000};  // epochs reach the store at least this often
+constexpr size_t kMaxCachedDatasets = 16;
+
+std::string make_worker_id() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device rd;
+  char suffix[9];
+  std::snprintf(suffix, sizeof(suffix), "%08x", rd());
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + suffix;
+}
+
+bool retryable(const Error& e) {
+  return e.code() == ErrorCode::kUnavailable || e.code() == ErrorCode::kAborted;
+}
+
+// Calls fn until it does not throw a retryable error, backing off (jittered, doubling to
+// 5 s). Gives up with the last error after `limit`.
+template <typename F>
+auto with_backoff(F&& fn, std::chrono::seconds limit = std::chrono::seconds(600)) {
+  const auto deadline = Clock::now() + limit;
+  milliseconds wait{50};
+  std::minstd_rand jitter(static_cast<unsigned>(getpid()));
+  for (;;) {
+    try {
+      return fn();
+    } catch (const Error& e) {
+      if (!retryable(e) || Clock::now() > deadline) throw;
+    }
+    std::this_thread::sleep_for(wait + milliseconds(jitter() % (wait.count() / 2 + 1)));
+    wait = std::min(wait * 2, milliseconds(5000));
+  }
+}
+
+struct StudyContext {
+  study::StudySpec spec;
+  std::unique_ptr<study::Pruner> pruner;
+};
+
+class Worker {
+ public:
+  Worker(const WorkerOptions& options, const std::atomic<bool>& stop)
+      : options_(options),
+        stop_(stop),
+        id_(make_worker_id()),
+        store_(store::open_store(options.store_url)),
+        backend_(backend::make_backend(options.device, options.threads)) {
+    queue::StoreQueueOptions q;
+    q.lease = options.lease;
+    q.study_id = options.study_id;
+    q.max_attempts = options.max_attempts;
+    queue_ = queue::make_store_queue(*store_, id_, q);
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    with_backoff([&] { store_->register_worker({id_, host, getpid(), backend_->name()}); });
+    heartbeat_ = std::make_unique<Heartbeat>(*store_, id_);
+  }
+
+  ~Worker() {
+    heartbeat_.reset();
+    try {
+      store_->stop_worker(id_);
+    } catch (const Error&) {
+      // The store is away as the worker exits; its heartbeat age tells readers it is gone.
+    }
+  }
+
+  WorkerSummary run() {
+    milliseconds idle_wait{100};
+    while (!stop_) {
+      std::optional<queue::Delivery> d;
+      try {
+        d = queue_->receive(milliseconds(200));
+      } catch (const Error& e) {
+        if (!retryable(e)) throw;
+        std::this_thread::sleep_for(idle_wait);
+        idle_wait = std::min(idle_wait * 2, milliseconds(5000));
+        continue;
+      }
+      idle_wait = milliseconds(100);
+      if (!d) {
+        if (options_.exit_when_done && study_over()) break;
+        continue;
+      }
+      heartbeat_->set_current(d->trial_id);
+      process(*d);
+      heartbeat_->set_current(0);
+    }
+    return summary_;
+  }
+
+ private:
+  bool study_over() {
+    const store::StudyRecord s = with_backoff([&] { return store_->get_study(options_.study_id); });
+    return s.status != store::StudyStatus::kRunning;
+  }
+
+  const StudyContext& study_context(int64_t study_id) {
+    auto it = studies_.find(study_id);
+    if (it != studies_.end()) return it->second;
+    const store::StudyRecord rec = with_backoff([&] { return store_->get_study(study_id); });
+    StudyContext c;
+    c.spec = study::StudySpec::from_json(rec.spec);
+    study::PrunerConfig pc;
+    pc.type = c.spec.early_terminate.type;
+    pc.min_epochs = c.spec.early_terminate.min_epochs;
+    pc.eta = c.spec.early_terminate.eta;
+    pc.warmup_epochs = c.spec.early_terminate.warmup_epochs;
+    c.pruner = study::make_pruner(pc);
+    return studies_.emplace(study_id, std::move(c)).first->second;
+  }
+
+  const study::PreparedData& prepared(const study::TrialSpec& spec) {
+    const std::string key = spec.dataset + "|" + std::to_string(spec.validation_fraction) + "|" +
+                            std::to_string(spec.stratify) + "|" + std::to_string(spec.split_seed);
+    auto it = data_.find(key);
+    if (it != data_.end()) return it->second;
+    if (data_.size() >= kMaxCachedDatasets) data_.clear();
+    return data_.emplace(key, study::prepare_data(spec)).first->second;
+  }
+
+  void fail(const queue::Delivery& d, const std::string& why) {
+    with_backoff([&] {
+      return store_->finish_trial(d.trial_id, d.attempt, store::TrialStatus::kFailed,
+                                  nlohmann::json{{"status", "failed"}, {"message", why}},
+                                  std::nullopt, why);
+    });
+    queue_->ack(d);
+  }
+
+  void process(const queue::Delivery& d) {
+    maybe_crash(CrashPoint::kBeforeTraining, d.number);
+    const StudyContext* sc = nullptr;
+    const study::PreparedData* data = nullptr;
+    study::TrialSpec spec;
+    try {
+      sc = &study_context(d.study_id);
+      nlohmann::json params = d.params;
+      params["dataset"] = d.dataset;
+      spec = study::TrialSpec::from_json(params);
+      data = &prepared(spec);
+    } catch (const Error& e) {
+      if (retryable(e)) throw;
+      fail(d, e.what());
+      return;
+    }
+    const EpochMetric metric = epoch_metric(sc->spec.metric);
+    std::vector<store::EpochRow> pending;
+    auto last_flush = Clock::now();
+    auto flush = [&] {
+      if (pending.empty()) return;
+      with_backoff([&] { return store_->append_epochs(d.trial_id, d.attempt, pending); });
+      pending.clear();
+      last_flush = Clock::now();
+    };
+    bool interrupted = false, lost = false;
+    auto on_epoch = [&](int, const nn::EpochRecord& r) {
+      pending.push_back(epoch_row(r));
+      const bool decide = sc->pruner && sc->pruner->decides_at(r.epoch);
+      if (decide || Clock::now() - last_flush > kFlushInterval) flush();
+      if (r.epoch == 1) {
+        flush();
+        maybe_crash(CrashPoint::kAfterEpoch, d.number);
+      }
+      if (stop_) interrupted = true;
+      if (queue_->lost(d)) lost = true;
+      if (interrupted || lost) return false;
+      if (!decide) return true;
+      const std::vector<double> others = with_backoff([&] {
+        return store_->epoch_values(d.study_id, r.epoch, metric.field, d.trial_id);
+      });
+      return !sc->pruner->should_prune(r.epoch, metric.of(r), others, sc->spec.maximize);
+    };
+    study::TrialOutcome outcome;
+    try {
+      outcome = study::run_trial(spec, *data, *backend_, on_epoch);
+    } catch (const Error& e) {
+      if (retryable(e)) throw;
+      fail(d, e.what());
+      return;
+    }
+    if (interrupted) {
+      with_backoff([&] { queue_->requeue(d); });
+      ++summary_.handed_back;
+      return;
+    }
+    if (lost) {
+      queue_->ack(d);  // not ours any more: stop holding it
+      ++summary_.lost;
+      return;
+    }
+    maybe_crash(CrashPoint::kAfterTraining, d.number);
+    flush();
+    const TrialReport report = make_report(outcome, sc->spec.metric, id_);
+    with_backoff([&] {
+      return store_->finish_trial(d.trial_id, d.attempt, report.status, report.result,
+                                  report.value, report.error);
+    });
+    maybe_crash(CrashPoint::kAfterCommit, d.number);
+    queue_->ack(d);
+    ++summary_.trials;
+  }
+
+  WorkerOptions options_;
+  const std::atomic<bool>& stop_;
+  std::string id_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<backend::Backend> backend_;
+  std::unique_ptr<queue::TrialQueue> queue_;
+  std::unique_ptr<Heartbeat> heartbeat_;
+  std::map<int64_t, StudyContext> studies_;
+  std::map<std::string, study::PreparedData> data_;
+  WorkerSummary summary_;
+};
+
+}  // namespace
+
+WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop) {
+  Worker w(options, stop);
+  return w.run();
+}
+
+}  // namespace layerlab::worker

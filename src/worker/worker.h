@@ -1,0 +1,41 @@
+// The worker loop: claim a trial from the queue, train it, report epochs and the result to
+// the store, acknowledge; heartbeat in the store so the dashboard sees every worker.
+//
+// Failures are classified (after abseil's codes): the store or broker away (Unavailable,
+// Aborted) -> back off and retry the same call; the trial's parameters or data are bad
+// (InvalidArgument, NotFound, FailedPrecondition) -> the trial ends `failed` with the
+// reason, no retry; the process dies -> the lease expires and the trial is retried up to
+// the limit. A stop request (SIGTERM) stops claiming, hands back the trial in hand and
+// returns.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "store/store.h"
+
+namespace layerlab::worker {
+
+struct WorkerOptions {
+  std::string store_url = store::kDefaultStoreUrl;
+  int64_t study_id = 0;  // 0: trials of any study
+  std::string device = "cpu";
+  int threads = 1;  // BLAS threads
+  std::chrono::milliseconds lease{30'000};
+  int max_attempts = 3;
+  // Return once the study (study_id) is no longer running and nothing is left to claim.
+  bool exit_when_done = false;
+};
+
+struct WorkerSummary {
+  int64_t trials = 0;         // results committed
+  int64_t handed_back = 0;    // trials requeued on a stop request
+  int64_t lost = 0;           // trials abandoned because their lease was lost
+};
+
+// Runs until `stop` becomes true or, with exit_when_done, the study is over.
+WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace layerlab::worker
