@@ -350,38 +350,26 @@ class SqliteStore final : public Store {
 
   bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) override {
     check_attempt("append_epochs", attempt);
-    std::vector<std::optional<std::string>> extras;
-    extras.reserve(rows.size());
-    for (const EpochRow& r : rows) {
-      if (r.epoch < 0) throw invalid_argument(where("append_epochs") + "negative epoch");
-      extras.push_back(r.extra.is_null()
-                           ? std::nullopt
-                           : std::optional(to_text(r.extra, "append_epochs", "extra")));
-    }
+    const auto extras = epoch_extras("append_epochs", rows);
     std::lock_guard lock(mu_);
     return db_.write("append_epochs", [&] {
       if (!db_.query(sql("SELECT 1 FROM trials WHERE id = ?1 AND ", kCurrentAttempt), trial_id,
                      attempt)
                .next())
         return false;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const EpochRow& r = rows[i];
-        db_.exec(
-            "INSERT OR REPLACE INTO epochs (trial_id, attempt, epoch, train_loss, val_loss, "
-            "val_metric, seconds, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            trial_id, attempt, r.epoch, r.train_loss, r.val_loss, r.val_metric, r.seconds,
-            extras[i]);
-      }
+      insert_epochs(trial_id, attempt, rows, extras);
       return true;
     });
   }
 
   bool finish_trial(int64_t trial_id, int attempt, TrialStatus status, const nlohmann::json& result,
-                    std::optional<double> value, const std::string& error) override {
+                    std::optional<double> value, const std::string& error,
+                    const std::vector<EpochRow>& epochs) override {
     if (!is_finished(status))
       throw invalid_argument(where("finish_trial") + "'" + to_string(status) +
                              "' is not a finished status");
     check_attempt("finish_trial", attempt);
+    const auto extras = epoch_extras("finish_trial", epochs);
     std::optional<std::string> result_text;
     if (!result.is_null()) result_text = to_text(result, "finish_trial", "result");
     std::lock_guard lock(mu_);
@@ -400,6 +388,7 @@ class SqliteStore final : public Store {
       db_.exec(
           "UPDATE attempts SET outcome = ?3, finished_at = ?4 WHERE trial_id = ?1 AND attempt = ?2",
           trial_id, attempt, to_string(status), now);
+      insert_epochs(trial_id, attempt, epochs, extras);
       return true;
     });
   }
@@ -481,6 +470,32 @@ class SqliteStore final : public Store {
   Stats stats() const override { return {db_.transactions(), db_.busy_waits(), db_.retries()}; }
 
  private:
+  // The extra columns of epoch rows as JSON text, checked before any transaction starts.
+  std::vector<std::optional<std::string>> epoch_extras(const char* call,
+                                                       const std::vector<EpochRow>& rows) {
+    std::vector<std::optional<std::string>> extras;
+    extras.reserve(rows.size());
+    for (const EpochRow& r : rows) {
+      if (r.epoch < 0) throw invalid_argument(where(call) + "negative epoch");
+      extras.push_back(r.extra.is_null() ? std::nullopt
+                                         : std::optional(to_text(r.extra, call, "extra")));
+    }
+    return extras;
+  }
+
+  // Inside a write transaction: an epoch written twice keeps the last version.
+  void insert_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
+                     const std::vector<std::optional<std::string>>& extras) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const EpochRow& r = rows[i];
+      db_.exec(
+          "INSERT OR REPLACE INTO epochs (trial_id, attempt, epoch, train_loss, val_loss, "
+          "val_metric, seconds, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+          trial_id, attempt, r.epoch, r.train_loss, r.val_loss, r.val_metric, r.seconds,
+          extras[i]);
+    }
+  }
+
   template <typename... S>
   static std::string sql(const S&... parts) {
     std::string s;

@@ -111,9 +111,11 @@ class Store {
   // again after a lease expiry that nobody has claimed yet); otherwise changes nothing and
   // returns false (a late duplicate). kInvalidArgument for queued/running as the status,
   // kNotFound for an unknown trial.
+  // `epochs` (the attempt's epoch records not yet appended) are written in the same
+  // transaction, so a result and its curve commit together.
   virtual bool finish_trial(int64_t trial_id, int attempt, TrialStatus status,
                             const nlohmann::json& result, std::optional<double> value,
-                            const std::string& error) = 0;
+                            const std::string& error, const std::vector<EpochRow>& epochs = {}) = 0;
   // Hands a running attempt back (SIGTERM): the trial is queued again (cancelled if its
   // study was cancelled) without counting against the retry limit; outcome "released".
   // false when the attempt is no longer current.

@@ -182,10 +182,7 @@ class Worker {
       pending.push_back(epoch_row(r));
       const bool decide = sc->pruner && sc->pruner->decides_at(r.epoch);
       if (decide || Clock::now() - last_flush > kFlushInterval) flush();
-      if (r.epoch == 1) {
-        flush();
-        maybe_crash(CrashPoint::kAfterEpoch, d.number);
-      }
+      if (r.epoch == 1) maybe_crash(CrashPoint::kAfterEpoch, d.number);
       if (stop_) interrupted = true;
       if (queue_->lost(d)) lost = true;
       if (interrupted || lost) return false;
@@ -214,11 +211,10 @@ class Worker {
       return;
     }
     maybe_crash(CrashPoint::kAfterTraining, d.number);
-    flush();
     const TrialReport report = make_report(outcome, sc->spec.metric, id_);
-    with_backoff([&] {
+    with_backoff([&] {  // the result and the rest of its curve in one transaction
       return store_->finish_trial(d.trial_id, d.attempt, report.status, report.result,
-                                  report.value, report.error);
+                                  report.value, report.error, pending);
     });
     maybe_crash(CrashPoint::kAfterCommit, d.number);
     queue_->ack(d);
