@@ -11,6 +11,8 @@ BUILD_PKGS=(
 )
 # Reference generation (PyTorch trajectories), dataset export and the peer benchmark.
 PYTHON_PKGS=(python3 python3-numpy python3-torch python3-sklearn)
+# The peers the system benchmarks compare against (../shared/peers): Celery + RabbitMQ, Optuna.
+PEER_PKGS=(python3-celery python3-optuna rabbitmq-server)
 # Optional data: fashion-mnist in IDX format under /usr/share/datasets/fashion-mnist.
 DATA_PKGS=(dataset-fashion-mnist)
 
@@ -20,7 +22,7 @@ want=("${BUILD_PKGS[@]}")
 case "${1:-all}" in
   build) ;;
   test) want+=("${DATA_PKGS[@]}") ;;
-  all) want+=("${DATA_PKGS[@]}" "${PYTHON_PKGS[@]}") ;;
+  all) want+=("${DATA_PKGS[@]}" "${PYTHON_PKGS[@]}" "${PEER_PKGS[@]}") ;;
   *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
 esac
 

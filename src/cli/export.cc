@@ -53,6 +53,10 @@ nlohmann::json json_export(store::Store& store, const store::StudyRecord& s,
                         {"trials", nlohmann::json::array()}};
   for (const auto& t : trials) {
     nlohmann::json j = trial_json(t);
+    j["attempt_log"] = nlohmann::json::array();
+    for (const auto& a : store.list_attempts(t.id))
+      j["attempt_log"].push_back(
+          {{"attempt", a.attempt}, {"worker", a.worker_id}, {"outcome", a.outcome}});
     j["curve"] = nlohmann::json::array();
     for (const auto& e : store.list_epochs(t.id, t.attempts))
       j["curve"].push_back({{"epoch", e.row.epoch}, {"train_loss", e.row.train_loss},

@@ -1,5 +1,7 @@
 // The store-backed TrialQueue: the queued rows of the store are the queue.
 #include <algorithm>
+#include <deque>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -18,6 +20,7 @@ class StoreQueue final : public TrialQueue {
         claim_{options.study_id, options.lease, options.max_attempts},
         poll_min_(options.poll_min),
         poll_max_(options.poll_max),
+        max_prefetch_(options.max_prefetch),
         keeper_(
             [this](int64_t trial_id, int attempt) {
               return store_.renew_lease(trial_id, attempt, worker_id_, claim_.lease);
@@ -27,23 +30,25 @@ class StoreQueue final : public TrialQueue {
   void publish(int64_t, const std::vector<int64_t>&) override {}
 
   std::optional<Delivery> receive(std::chrono::milliseconds wait) override {
-    auto deadline = std::chrono::steady_clock::now() + wait;
-    auto delay = poll_min_;
-    thread_local std::minstd_rand rng{std::random_device{}()};
-    for (;;) {
-      if (std::optional<store::Claim> c = store_.claim_next(worker_id_, claim_)) {
-        keeper_.add(c->trial_id, c->attempt);
-        return Delivery{c->trial_id,          c->attempt, c->study_id, c->number, c->dataset,
-                        std::move(c->params), 0};
-      }
-      auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return std::nullopt;
-      // Poll with a growing, jittered interval so idle workers cost the database little.
-      std::uniform_int_distribution<int64_t> jitter(delay.count() / 2, delay.count());
-      auto pause = std::min<std::chrono::steady_clock::duration>(
-          std::chrono::milliseconds(jitter(rng)), deadline - now);
-      std::this_thread::sleep_for(pause);
-      delay = std::min(delay * 2, poll_max_);
+    const auto start = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    // Trials that take under kShortTrial share claim transactions.
+    batch_ = start - last_receive_ < kShortTrial ? std::min(batch_ * 2, max_prefetch_) : 1;
+    last_receive_ = start;
+    if (prefetched_.empty()) claim(start + wait);
+    if (prefetched_.empty()) return std::nullopt;
+    Delivery d = std::move(prefetched_.front());
+    prefetched_.pop_front();
+    return d;
+  }
+
+  void close() override {
+    std::lock_guard lock(mu_);
+    while (!prefetched_.empty()) {
+      const Delivery& d = prefetched_.front();
+      store_.release_trial(d.trial_id, d.attempt);
+      keeper_.remove(d.trial_id, d.attempt);
+      prefetched_.pop_front();
     }
   }
 
@@ -59,11 +64,40 @@ class StoreQueue final : public TrialQueue {
   bool lost(const Delivery& d) const override { return keeper_.lost(d.trial_id, d.attempt); }
 
  private:
+  static constexpr std::chrono::milliseconds kShortTrial{20};
+
+  // Claims up to batch_ trials into prefetched_, polling until `deadline`. REQUIRES(mu_)
+  void claim(std::chrono::steady_clock::time_point deadline) {
+    auto delay = poll_min_;
+    thread_local std::minstd_rand rng{std::random_device{}()};
+    for (;;) {
+      for (store::Claim& c : store_.claim_batch(worker_id_, claim_, batch_)) {
+        keeper_.add(c.trial_id, c.attempt);
+        prefetched_.push_back(Delivery{c.trial_id, c.attempt, c.study_id, c.number, c.dataset,
+                                       std::move(c.params), 0});
+      }
+      if (!prefetched_.empty()) return;
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return;
+      // Poll with a growing, jittered interval so idle workers cost the database little.
+      std::uniform_int_distribution<int64_t> jitter(delay.count() / 2, delay.count());
+      auto pause = std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(jitter(rng)), deadline - now);
+      std::this_thread::sleep_for(pause);
+      delay = std::min(delay * 2, poll_max_);
+    }
+  }
+
   store::Store& store_;
   const std::string worker_id_;
   const store::ClaimOptions claim_;
   const std::chrono::milliseconds poll_min_;
   const std::chrono::milliseconds poll_max_;
+  const int max_prefetch_;
+  std::mutex mu_;
+  std::deque<Delivery> prefetched_;  // GUARDED_BY(mu_)
+  int batch_ = 1;                    // GUARDED_BY(mu_)
+  std::chrono::steady_clock::time_point last_receive_;  // GUARDED_BY(mu_)
   LeaseKeeper keeper_;  // last: its thread uses the members above and stops first
 };
 
@@ -77,6 +111,7 @@ std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string wo
   if (options.poll_min < std::chrono::milliseconds(1) || options.poll_max < options.poll_min)
     throw invalid_argument("store queue: need 1 ms <= poll_min <= poll_max");
   if (options.max_attempts < 1) throw invalid_argument("store queue: max_attempts must be >= 1");
+  if (options.max_prefetch < 1) throw invalid_argument("store queue: max_prefetch must be >= 1");
   if (options.study_id < 0) throw invalid_argument("store queue: negative study id");
   return std::make_unique<StoreQueue>(store, std::move(worker_id), options);
 }

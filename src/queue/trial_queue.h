@@ -56,6 +56,9 @@ class TrialQueue {
   virtual void ack(const Delivery& d) = 0;
   // Hands d back unfinished (SIGTERM) without counting it against the retry limit.
   virtual void requeue(const Delivery& d) = 0;
+  // Hands back the trials taken ahead (prefetched) and not yet returned by receive();
+  // call before the worker stops. receive() may be called again afterwards.
+  virtual void close() = 0;
   // True once d is known to be no longer this worker's (its lease ran out and it may be
   // running elsewhere): stop training it; its result will not be accepted unless nobody
   // took the trial over. Cheap: reads local state only.
@@ -68,9 +71,13 @@ struct StoreQueueOptions {
   std::chrono::milliseconds poll_max{500};  // ...doubling (jittered) up to this
   int64_t study_id = 0;                     // 0: trials of any study
   int max_attempts = 3;                     // lost attempts before a trial is failed
+  // Trials claimed per transaction, at most. The queue claims one at a time while trials
+  // take long and doubles up to this while they take under 20 ms, so short trials share
+  // transactions and long ones are never held back from other workers.
+  int max_prefetch = 8;
 };
 
-// The store-backed queue: receive() claims with Store::claim_next (one transaction with a
+// The store-backed queue: receive() claims with Store::claim_batch (one transaction with a
 // lease), a LeaseKeeper renews the leases of the deliveries in hand, ack() stops renewing,
 // requeue() calls Store::release_trial. `store` must outlive the queue; kInvalidArgument
 // for an empty worker id or options out of range (lease < 3 ms, poll_min < 1 ms, poll_max

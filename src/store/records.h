@@ -129,6 +129,17 @@ struct EpochRecord {
   EpochRow row;
 };
 
+// A finished attempt's report, for Store::finish_trials.
+struct TrialFinish {
+  int64_t trial_id = 0;
+  int attempt = 0;
+  TrialStatus status = TrialStatus::kCompleted;
+  nlohmann::json result;
+  std::optional<double> value;
+  std::string error;
+  std::vector<EpochRow> epochs;
+};
+
 // What a worker says about itself when it starts.
 struct WorkerInfo {
   std::string id{};  // unique; e.g. host:pid:random

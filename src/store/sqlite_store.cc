@@ -4,6 +4,7 @@
 #include "store/sqlite_store.h"
 
 #include <algorithm>
+#include <tuple>
 #include <filesystem>
 #include <mutex>
 #include <regex>
@@ -291,42 +292,61 @@ class SqliteStore final : public Store {
 
   std::optional<Claim> claim_next(const std::string& worker_id,
                                   const ClaimOptions& options) override {
+    std::vector<Claim> claims = claim_batch(worker_id, options, 1);
+    if (claims.empty()) return std::nullopt;
+    return std::move(claims.front());
+  }
+
+  std::vector<Claim> claim_batch(const std::string& worker_id, const ClaimOptions& options,
+                                 int max) override {
     check("claim_next", options);
     if (worker_id.empty()) throw invalid_argument(where("claim_next") + "empty worker id");
+    if (max < 1) throw invalid_argument(where("claim_batch") + "max must be positive");
     std::lock_guard lock(mu_);
-    return db_.write("claim_next", [&]() -> std::optional<Claim> {
+    return db_.write("claim_next", [&]() -> std::vector<Claim> {
       int64_t now = now_ms();
       expire(options, now);
-      // The queued trial with the lowest (study, number), taken in the same statement.
+      // The queued trial with the lowest (study, number); then, only if that one is fresh,
+      // more fresh ones. A retried trial comes alone, so a trial that kills its worker
+      // cannot make trials claimed with it lose attempts again and again.
       static constexpr const char* kAny =
           "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
-          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id = "
-          "(SELECT id FROM trials WHERE status = 'queued' ORDER BY study_id, number LIMIT 1) "
+          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN "
+          "(SELECT id FROM trials WHERE status = 'queued' AND (?5 = 0 OR attempts = 0) "
+          "ORDER BY study_id, number LIMIT ?4) "
           "RETURNING id, attempts, study_id, number, dataset, params";
       static constexpr const char* kInStudy =
           "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
-          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id = "
-          "(SELECT id FROM trials WHERE status = 'queued' AND study_id = ?4 "
-          "ORDER BY number LIMIT 1) "
+          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN "
+          "(SELECT id FROM trials WHERE status = 'queued' AND study_id = ?6 AND "
+          "(?5 = 0 OR attempts = 0) ORDER BY number LIMIT ?4) "
           "RETURNING id, attempts, study_id, number, dataset, params";
-      int64_t expires = now + options.lease.count();
-      std::optional<Claim> claim;
-      {
-        Query q = options.study_id ? db_.query(kInStudy, worker_id, expires, now, options.study_id)
-                                   : db_.query(kAny, worker_id, expires, now);
-        if (!q.next()) return std::nullopt;
-        claim = Claim{q.i64(0),   q.i32(1),  q.i64(2),
-                      q.i64(3),   q.text(4), parse(q.text(5), "trials.params"),
-                      at(expires)};
-        q.run();
-      }
-      db_.exec(
-          "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
-          "VALUES (?1, ?2, ?3, ?4)",
-          claim->trial_id, claim->attempt, worker_id, now);
-      return claim;
+      const int64_t expires = now + options.lease.count();
+      std::vector<Claim> claims;
+      auto take = [&](int limit, bool fresh_only) {
+        Query q = options.study_id ? db_.query(kInStudy, worker_id, expires, now, limit,
+                                               fresh_only ? 1 : 0, options.study_id)
+                                   : db_.query(kAny, worker_id, expires, now, limit,
+                                               fresh_only ? 1 : 0);
+        while (q.next())
+          claims.push_back(Claim{q.i64(0), q.i32(1), q.i64(2), q.i64(3), q.text(4),
+                                 parse(q.text(5), "trials.params"), at(expires)});
+      };
+      take(1, false);
+      if (claims.empty()) return claims;
+      if (max > 1 && claims.front().attempt == 1) take(max - 1, true);
+      std::sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
+        return std::tie(a.study_id, a.number) < std::tie(b.study_id, b.number);
+      });
+      for (const Claim& c : claims)
+        db_.exec(
+            "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
+            "VALUES (?1, ?2, ?3, ?4)",
+            c.trial_id, c.attempt, worker_id, now);
+      return claims;
     });
   }
+
 
   int64_t expire_leases(const ClaimOptions& options) override {
     check("expire_leases", options);
@@ -365,33 +385,54 @@ class SqliteStore final : public Store {
   bool finish_trial(int64_t trial_id, int attempt, TrialStatus status, const nlohmann::json& result,
                     std::optional<double> value, const std::string& error,
                     const std::vector<EpochRow>& epochs) override {
-    if (!is_finished(status))
-      throw invalid_argument(where("finish_trial") + "'" + to_string(status) +
-                             "' is not a finished status");
-    check_attempt("finish_trial", attempt);
-    const auto extras = epoch_extras("finish_trial", epochs);
-    std::optional<std::string> result_text;
-    if (!result.is_null()) result_text = to_text(result, "finish_trial", "result");
+    return finish_trials({{trial_id, attempt, status, result, value, error, epochs}})[0];
+  }
+
+  std::vector<bool> finish_trials(const std::vector<TrialFinish>& finishes) override {
+    struct Prepared {
+      std::optional<std::string> result;
+      std::vector<std::optional<std::string>> extras;
+    };
+    std::vector<Prepared> prepared;
+    for (const TrialFinish& f : finishes) {  // every check before the transaction
+      if (!is_finished(f.status))
+        throw invalid_argument(where("finish_trial") + "'" + to_string(f.status) +
+                               "' is not a finished status");
+      check_attempt("finish_trial", f.attempt);
+      Prepared p;
+      p.extras = epoch_extras("finish_trial", f.epochs);
+      if (!f.result.is_null()) p.result = to_text(f.result, "finish_trial", "result");
+      prepared.push_back(std::move(p));
+    }
     std::lock_guard lock(mu_);
     return db_.write("finish_trial", [&] {
-      int64_t now = now_ms();
-      int64_t changed =
-          db_.exec(sql("UPDATE trials SET status = ?3, result = ?4, value = ?5, error = ?6, "
-                       "finished_at = ?7, lease_expires = NULL WHERE id = ?1 AND ",
-                       kCurrentAttempt),
-                   trial_id, attempt, to_string(status), result_text, value, error, now);
-      if (changed == 0) {
-        if (!db_.query("SELECT 1 FROM trials WHERE id = ?1", trial_id).next())
-          throw no_trial("finish_trial", trial_id);
-        return false;
+      const int64_t now = now_ms();
+      std::vector<bool> applied;
+      for (size_t i = 0; i < finishes.size(); ++i) {
+        const TrialFinish& f = finishes[i];
+        const int64_t changed =
+            db_.exec(sql("UPDATE trials SET status = ?3, result = ?4, value = ?5, error = ?6, "
+                         "finished_at = ?7, lease_expires = NULL WHERE id = ?1 AND ",
+                         kCurrentAttempt),
+                     f.trial_id, f.attempt, to_string(f.status), prepared[i].result, f.value,
+                     f.error, now);
+        if (changed == 0) {
+          if (!db_.query("SELECT 1 FROM trials WHERE id = ?1", f.trial_id).next())
+            throw no_trial("finish_trial", f.trial_id);
+          applied.push_back(false);
+          continue;
+        }
+        db_.exec(
+            "UPDATE attempts SET outcome = ?3, finished_at = ?4 WHERE trial_id = ?1 AND "
+            "attempt = ?2",
+            f.trial_id, f.attempt, to_string(f.status), now);
+        insert_epochs(f.trial_id, f.attempt, f.epochs, prepared[i].extras);
+        applied.push_back(true);
       }
-      db_.exec(
-          "UPDATE attempts SET outcome = ?3, finished_at = ?4 WHERE trial_id = ?1 AND attempt = ?2",
-          trial_id, attempt, to_string(status), now);
-      insert_epochs(trial_id, attempt, epochs, extras);
-      return true;
+      return applied;
     });
   }
+
 
   bool release_trial(int64_t trial_id, int attempt) override {
     check_attempt("release_trial", attempt);

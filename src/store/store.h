@@ -94,6 +94,10 @@ class Store {
   // nothing is queued.
   virtual std::optional<Claim> claim_next(const std::string& worker_id,
                                           const ClaimOptions& options) = 0;
+  // As claim_next, for up to `max` trials in one transaction (lowest numbers first), so a
+  // worker on short trials pays one transaction for several claims. Empty when none.
+  virtual std::vector<Claim> claim_batch(const std::string& worker_id,
+                                         const ClaimOptions& options, int max) = 0;
   // Running trials whose lease ran out (their worker died or hung) lose their attempt
   // (outcome "lost"); a trial with options.max_attempts lost attempts becomes failed with
   // the reason ("worker lost 3 times"), the others go back to queued (cancelled if their
@@ -116,6 +120,9 @@ class Store {
   virtual bool finish_trial(int64_t trial_id, int attempt, TrialStatus status,
                             const nlohmann::json& result, std::optional<double> value,
                             const std::string& error, const std::vector<EpochRow>& epochs = {}) = 0;
+  // finish_trial for several attempts in one transaction (a worker on short trials);
+  // element i says whether finishes[i] applied.
+  virtual std::vector<bool> finish_trials(const std::vector<TrialFinish>& finishes) = 0;
   // Hands a running attempt back (SIGTERM): the trial is queued again (cancelled if its
   // study was cancelled) without counting against the retry limit; outcome "released".
   // false when the attempt is no longer current.

@@ -2,6 +2,7 @@
 // error names FILE:LINE:COL; parameter values are checked by nn::Params itself.
 #include "study/spec.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/strings.h"
@@ -48,6 +50,23 @@ std::string fmt_count(double n) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", n);
   return buf;
+}
+
+// Messages are one line: control characters quoted from the file are escaped.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 // YAML 1.2 core schema resolution of a plain scalar.
@@ -158,8 +177,8 @@ class Parser {
 
   [[noreturn]] void fail_at(const YAML::Mark& m, const std::string& message) const {
     const int line = std::max(m.line, 0) + 1, column = std::max(m.column, 0) + 1;
-    throw invalid_argument(message + " (" + file_ + ":" + std::to_string(line) + ":" +
-                           std::to_string(column) + ")");
+    throw invalid_argument(one_line(message + " (" + file_ + ":" + std::to_string(line) + ":" +
+                                    std::to_string(column) + ")"));
   }
   [[noreturn]] void fail(const Item& at, const std::string& message) const {
     fail_at(at.mark, at.path.empty() ? message : at.path + ": " + message);
@@ -201,7 +220,9 @@ Fields Parser::mapping(const Item& item, const std::string& what) const {
   for (auto it = item.node.begin(); it != item.node.end(); ++it) {
     const YAML::Node k = it->first;
     const std::string prefix = item.path.empty() ? "" : item.path + ".";
-    if (!k.IsScalar()) fail_at(k.Mark(), prefix + "{}: expected a key name, got " + got(k));
+    if (!k.IsScalar())
+      fail_at(k.Mark(),
+              (item.path.empty() ? "" : item.path + ": ") + "expected a key name, got " + got(k));
     const std::string path = prefix + k.Scalar();
     for (const Field& prev : out)
       if (prev.key == k.Scalar())
@@ -580,6 +601,29 @@ void Parser::check_method(const StudySpec& s, const Item& top, const Fields& f) 
   }
 }
 
+// Where each document of a YAML stream starts, without building it. YAML::LoadAll is not
+// used: on some malformed input (a leading ',') yaml-cpp 0.7 keeps reporting documents
+// without advancing, and LoadAll loops, allocating, until memory runs out
+// (jbeder/yaml-cpp#1040). parse_study() stops as soon as a document starts where the
+// previous one did.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  std::vector<YAML::Mark> starts;
+};
+
 int64_t saturating_mul(int64_t a, int64_t b) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
     return std::numeric_limits<int64_t>::max();
@@ -635,19 +679,33 @@ int64_t StudySpec::configurations() const {
 
 StudySpec parse_study(const std::string& yaml_text, const std::string& file_name) {
   Parser parser(file_name);
-  std::vector<YAML::Node> docs;
+  if (yaml_text.size() > kMaxStudyFileBytes)
+    parser.fail_at(YAML::Mark(), "the study file has " + std::to_string(yaml_text.size()) +
+                                     " bytes; at most " + std::to_string(kMaxStudyFileBytes));
+  YAML::Node root;
   try {
-    docs = YAML::LoadAll(yaml_text);
+    std::istringstream in(yaml_text);
+    YAML::Parser stream(in);
+    DocumentStarts docs;
+    while (docs.starts.size() < 100 && stream.HandleNextDocument(docs)) {
+      const size_t n = docs.starts.size();
+      if (n >= 2 && docs.starts[n - 1].pos == docs.starts[n - 2].pos) {
+        const auto pos = static_cast<size_t>(std::max(docs.starts[n - 1].pos, 0));
+        parser.fail_at(docs.starts[n - 1],
+                       "invalid YAML: unexpected '" + yaml_text.substr(pos, 1) + "'");
+      }
+    }
+    if (docs.starts.size() > 1)
+      parser.fail_at(docs.starts[1],
+                     "expected one YAML document, got " + std::to_string(docs.starts.size()));
+    root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     parser.fail_at(e.mark, "invalid YAML: " + e.msg);
   }
-  if (docs.size() > 1)
-    parser.fail_at(docs[1].Mark(),
-                   "expected one YAML document, got " + std::to_string(docs.size()));
-  if (docs.empty() || docs[0].IsNull())
+  if (root.IsNull())
     parser.fail_at(YAML::Mark(),
                    "empty study file; expected a mapping with name, datasets and parameters");
-  StudySpec spec = parser.study(Item{docs[0], "", docs[0].Mark()});
+  StudySpec spec = parser.study(Item{root, "", root.Mark()});
   spec.source = yaml_text;
   return spec;
 }

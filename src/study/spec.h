@@ -85,6 +85,8 @@ struct StudySpec {
 
 // The most trials one study may have.
 inline constexpr int64_t kMaxStudyTrials = 100'000'000;
+// The largest study file parse_study() reads.
+inline constexpr size_t kMaxStudyFileBytes = 4 << 20;
 // The most points one int_uniform or q_uniform domain may have under method grid.
 inline constexpr int64_t kMaxGridDomainSize = 10'000;
 

@@ -24,6 +24,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr milliseconds kFlushInterval{2000};  // epochs reach the store at least this often
 constexpr size_t kMaxCachedDatasets = 16;
+// Results of trials shorter than kShortTrial are committed together, up to
+// kMaxBatchedResults at a time and never later than kMaxResultDelay.
+constexpr milliseconds kShortTrial{20};
+constexpr size_t kMaxBatchedResults = 8;
+constexpr milliseconds kMaxResultDelay{100};
 
 std::string make_worker_id() {
   char host[256] = {};
@@ -103,6 +108,7 @@ class Worker {
       }
       idle_wait = milliseconds(100);
       if (!d) {
+        commit_results();
         if (options_.exit_when_done && study_over()) break;
         continue;
       }
@@ -110,6 +116,8 @@ class Worker {
       process(*d);
       heartbeat_->set_current(0);
     }
+    commit_results();
+    with_backoff([&] { queue_->close(); });  // hand back what was claimed ahead
     return summary_;
   }
 
@@ -144,15 +152,37 @@ class Worker {
   }
 
   void fail(const queue::Delivery& d, const std::string& why) {
-    with_backoff([&] {
-      return store_->finish_trial(d.trial_id, d.attempt, store::TrialStatus::kFailed,
-                                  nlohmann::json{{"status", "failed"}, {"message", why}},
-                                  std::nullopt, why);
-    });
-    queue_->ack(d);
+    store::TrialFinish f{d.trial_id, d.attempt, store::TrialStatus::kFailed,
+                         nlohmann::json{{"status", "failed"}, {"message", why}}, std::nullopt, why, {}};
+    report(d, std::move(f), /*short_trial=*/false);
+  }
+
+  // Results of short trials wait (briefly) to share one transaction; a result is acked
+  // only once committed.
+  void report(const queue::Delivery& d, store::TrialFinish f, bool short_trial) {
+    unreported_.push_back({d, std::move(f)});
+    if (unreported_.size() == 1) oldest_unreported_ = Clock::now();
+    if (!short_trial || unreported_.size() >= kMaxBatchedResults ||
+        Clock::now() - oldest_unreported_ > kMaxResultDelay)
+      commit_results();
+  }
+
+  void commit_results() {
+    if (unreported_.empty()) return;
+    std::vector<store::TrialFinish> finishes;
+    for (const auto& u : unreported_) finishes.push_back(u.finish);
+    with_backoff([&] { return store_->finish_trials(finishes); });
+    for (const auto& u : unreported_) {
+      maybe_crash(CrashPoint::kAfterCommit, u.delivery.number);
+      queue_->ack(u.delivery);
+      ++summary_.trials;
+    }
+    unreported_.clear();
   }
 
   void process(const queue::Delivery& d) {
+    const auto started = Clock::now();
+    if (d.attempt > 1) commit_results();  // see report(): nothing waits beside a retry
     maybe_crash(CrashPoint::kBeforeTraining, d.number);
     const StudyContext* sc = nullptr;
     const study::PreparedData* data = nullptr;
@@ -201,6 +231,7 @@ class Worker {
       return;
     }
     if (interrupted) {
+      commit_results();
       with_backoff([&] { queue_->requeue(d); });
       ++summary_.handed_back;
       return;
@@ -211,14 +242,12 @@ class Worker {
       return;
     }
     maybe_crash(CrashPoint::kAfterTraining, d.number);
-    const TrialReport report = make_report(outcome, sc->spec.metric, id_);
-    with_backoff([&] {  // the result and the rest of its curve in one transaction
-      return store_->finish_trial(d.trial_id, d.attempt, report.status, report.result,
-                                  report.value, report.error, pending);
-    });
-    maybe_crash(CrashPoint::kAfterCommit, d.number);
-    queue_->ack(d);
-    ++summary_.trials;
+    const TrialReport r = make_report(outcome, sc->spec.metric, id_);
+    // The result and the rest of its curve commit in one transaction.
+    // A retried trial's result is committed at once: if it is the one killing workers,
+    // nothing else waits in memory with it.
+    report(d, {d.trial_id, d.attempt, r.status, r.result, r.value, r.error, std::move(pending)},
+           d.attempt == 1 && Clock::now() - started < kShortTrial);
   }
 
   WorkerOptions options_;
@@ -230,6 +259,12 @@ class Worker {
   std::unique_ptr<Heartbeat> heartbeat_;
   std::map<int64_t, StudyContext> studies_;
   std::map<std::string, study::PreparedData> data_;
+  struct Unreported {
+    queue::Delivery delivery;
+    store::TrialFinish finish;
+  };
+  std::vector<Unreported> unreported_;
+  Clock::time_point oldest_unreported_;
   WorkerSummary summary_;
 };
 

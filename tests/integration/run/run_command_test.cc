@@ -127,9 +127,17 @@ void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.point; }
 
 class WorkerKilledAt : public ::testing::TestWithParam<CrashCase> {};
 
+// Outcomes of a trial's attempts, in order ("lost", "completed", ...).
+std::vector<std::string> outcomes(const json& trial) {
+  std::vector<std::string> out;
+  for (const auto& a : trial["attempt_log"]) out.push_back(a["outcome"]);
+  return out;
+}
+
 // kill -9 (SIGKILL from inside, at a chosen point) of the worker training trial 3: every
-// trial still ends done exactly once; a trial whose result was committed before the kill is
-// not trained again.
+// trial still ends done exactly once: one completed attempt, any others lost (trials the
+// dead worker held). A trial whose result was committed before the kill is not trained
+// again.
 TEST_P(WorkerKilledAt, EveryTrialEndsDoneExactlyOnce) {
   const Study s = write_study("run-crash-" + GetParam().point, kQuickStudy);
   const std::string env = "LAYERLAB_TEST_CRASH=" + GetParam().point + ":3 LAYERLAB_TEST_CRASH_ONCE=" +
@@ -141,8 +149,11 @@ TEST_P(WorkerKilledAt, EveryTrialEndsDoneExactlyOnce) {
   ASSERT_EQ(trials.size(), 16u);
   for (const auto& [n, t] : trials) {
     EXPECT_EQ(t["status"], "completed") << "trial " << n;
-    EXPECT_EQ(t["attempts"], n == 3 ? GetParam().expected_attempts : 1) << "trial " << n;
+    const std::vector<std::string> o = outcomes(t);
+    EXPECT_EQ(std::count(o.begin(), o.end(), "completed"), 1) << "trial " << n;
+    EXPECT_EQ(std::count(o.begin(), o.end(), "lost") + 1, static_cast<long>(o.size())) << "trial " << n;
   }
+  EXPECT_EQ(outcomes(trials.at(3)).size(), static_cast<size_t>(GetParam().expected_attempts));
 }
 
 INSTANTIATE_TEST_SUITE_P(Points, WorkerKilledAt,

@@ -166,5 +166,48 @@ TEST_F(LeaseTest, WithoutAKeeperTheLeaseRunsOutAndTheOwnerLearnsItLostIt) {
   rival->ack(*taken);
 }
 
+TEST_F(StoreTest, StoreQueuePrefetchesShortTrialsAndHandsThemBackOnClose) {
+  int64_t study = study_with_trials("s", 20);
+  auto queue = make_store_queue(*store_, "w1", fast());
+  // Trials received back to back are short: the queue claims more per transaction.
+  std::vector<int64_t> numbers;
+  for (int i = 0; i < 4; ++i) {
+    std::optional<Delivery> d = queue->receive(milliseconds(0));
+    ASSERT_TRUE(d);
+    numbers.push_back(d->number);
+    ASSERT_TRUE(store_->finish_trial(d->trial_id, d->attempt, store::TrialStatus::kCompleted,
+                                     nullptr, 1.0, ""));
+    queue->ack(*d);
+  }
+  EXPECT_EQ(numbers, (std::vector<int64_t>{0, 1, 2, 3}));
+  const store::StudyCounts held = store_->counts(study);
+  EXPECT_GT(held[store::TrialStatus::kRunning], 0) << "nothing was claimed ahead";
+  queue->close();
+  const store::StudyCounts after = store_->counts(study);
+  EXPECT_EQ(after[store::TrialStatus::kRunning], 0);
+  EXPECT_EQ(after[store::TrialStatus::kQueued], 16);
+  // Handed back, not lost: the next claim is attempt 2 of the lowest remaining number and
+  // the trial has no lost attempt.
+  std::optional<store::Claim> c = store_->claim_next("w2", {study});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->number, 4);
+  EXPECT_EQ(store_->get_trial(c->trial_id).lost, 0);
+}
+
+TEST_F(StoreTest, ClaimBatchTakesTheLowestNumbersInOneTransaction) {
+  int64_t study = study_with_trials("s", 5);
+  const auto before = store_->stats().transactions;
+  std::vector<store::Claim> claims = store_->claim_batch("w", {study}, 3);
+  EXPECT_EQ(store_->stats().transactions, before + 1);
+  ASSERT_EQ(claims.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(claims[i].number, i);
+    EXPECT_EQ(claims[i].attempt, 1);
+    EXPECT_EQ(store_->list_attempts(claims[i].trial_id).size(), 1u);
+  }
+  EXPECT_EQ(store_->claim_batch("w", {study}, 10).size(), 2u);
+  EXPECT_TRUE(store_->claim_batch("w", {study}, 10).empty());
+}
+
 }  // namespace
 }  // namespace layerlab::queue

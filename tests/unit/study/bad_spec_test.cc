@@ -20,7 +20,8 @@ const BadFile kBadFiles[] = {
     {"bad_empty.yaml",
      "empty study file; expected a mapping with name, datasets and parameters (%:1:1)"},
     {"bad_syntax.yaml", "invalid YAML: end of sequence flow not found (%:3:11)"},
-    {"bad_multiple_documents.yaml", "expected one YAML document, got 2 (%:4:1)"},
+    {"bad_multiple_documents.yaml", "expected one YAML document, got 2 (%:3:1)"},
+    {"bad_leading_comma.yaml", "invalid YAML: unexpected ',' (%:1:1)"},
     {"bad_top_list.yaml",
      "expected a mapping at the top level (name:, datasets:, parameters: ...), got a list (%:1:1)"},
     {"bad_missing_name.yaml",
@@ -115,9 +116,9 @@ std::string expected_message(const BadFile& bad) {
   return m;
 }
 
-class BadStudyFile : public ::testing::TestWithParam<BadFile> {};
+class BadStudySpec : public ::testing::TestWithParam<BadFile> {};
 
-TEST_P(BadStudyFile, FailsWithPathExpectationAndLocation) {
+TEST_P(BadStudySpec, FailsWithPathExpectationAndLocation) {
   const BadFile& bad = GetParam();
   try {
     load_study_file(fixture(bad.file));
@@ -133,13 +134,13 @@ TEST_P(BadStudyFile, FailsWithPathExpectationAndLocation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, BadStudyFile, ::testing::ValuesIn(kBadFiles), [](const auto& p) {
+INSTANTIATE_TEST_SUITE_P(All, BadStudySpec, ::testing::ValuesIn(kBadFiles), [](const auto& p) {
   std::string name = p.param.file;
   name = name.substr(0, name.find('.'));
   return name;
 });
 
-TEST(BadStudyFiles, EveryFixtureHasAnExpectedMessage) {
+TEST(BadStudySpecs, EveryFixtureHasAnExpectedMessage) {
   std::set<std::string> listed;
   for (const BadFile& bad : kBadFiles) listed.insert(bad.file);
   size_t count = 0;

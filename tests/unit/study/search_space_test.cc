@@ -85,7 +85,7 @@ TEST(Domain, JsonFormRoundTrips) {
   EXPECT_EQ(v.to_json(), json({{"values", {"relu", "tanh"}}}));
 }
 
-TEST(Params, KindsAndCanonicalValues) {
+TEST(StudyParams, KindsAndCanonicalValues) {
   EXPECT_EQ(param_kind("units"), ParamKind::kInteger);
   EXPECT_EQ(param_kind("learning_rate"), ParamKind::kNumber);
   EXPECT_EQ(param_kind("batch_norm"), ParamKind::kBool);

@@ -209,6 +209,15 @@ TEST(StudySpec, HugeDiscreteRangesAreRefused) {
             "  weight_decay: {distribution: q_uniform, min: 0, max: 1, q: 1.0e-9}\n"));
 }
 
+TEST(StudySpec, MessagesAreOneLine) {
+  const std::string m = error_of("name: a\ndatasets: [\"ir\\nis\"]\n");
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_NE(m.find("unknown dataset 'ir\\nis'"), std::string::npos) << m;
+  const std::string comma = error_of(",\n");
+  EXPECT_NE(comma.find("invalid YAML: unexpected ',' (study.yaml:1:1)"), std::string::npos)
+      << comma;
+}
+
 TEST(StudySpec, TotalTrials) {
   const std::string grid =
       "name: a\ndatasets: [iris, wine]\nseeds: [0, 1, 2]\nparameters:\n"
