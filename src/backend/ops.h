@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace layerlab::backend {
 
@@ -20,6 +21,27 @@ enum class UpdateRule : uint8_t {
   kSgd, kMomentum, kNesterov, kAdam, kAdamW, kRmsprop, kAdagrad,
 };
 
+// e^x in single precision, to about 2 ulp (Cephes' expf polynomial after Cody-Waite range
+// reduction), written without calls or branches so that loops over it vectorise; libm's
+// expf is a call per element and made tanh/sigmoid/elu layers cost more than their GEMMs.
+inline float fast_exp(float x) {
+  x = x < -87.3f ? -87.3f : (x > 88.f ? 88.f : x);
+  const float round_magic = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float n = (x * 1.44269504088896341f + round_magic) - round_magic;
+  const float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
 namespace act {
 
 inline constexpr float kLeakySlope = 0.01f;
@@ -32,11 +54,14 @@ inline float forward(Activation a, float z) {
     case Activation::kLinear: return z;
     case Activation::kRelu: return z > 0.f ? z : 0.f;
     case Activation::kLeakyRelu: return z > 0.f ? z : kLeakySlope * z;
-    case Activation::kElu: return z > 0.f ? z : std::expm1(z);
-    case Activation::kSelu: return kSeluScale * (z > 0.f ? z : kSeluAlpha * std::expm1(z));
+    case Activation::kElu: return z > 0.f ? z : fast_exp(z) - 1.f;
+    case Activation::kSelu: return kSeluScale * (z > 0.f ? z : kSeluAlpha * (fast_exp(z) - 1.f));
     case Activation::kGelu: return 0.5f * z * (1.f + std::erf(z * 0.70710678118654752f));
-    case Activation::kTanh: return std::tanh(z);
-    case Activation::kSigmoid: return 1.f / (1.f + std::exp(-z));
+    case Activation::kTanh: {
+      const float e = fast_exp(-2.f * std::fabs(z));
+      return std::copysign((1.f - e) / (1.f + e), z);
+    }
+    case Activation::kSigmoid: return 1.f / (1.f + fast_exp(-z));
     case Activation::kSoftplus: return z > kSoftplusThreshold ? z : std::log1p(std::exp(z));
   }
   return z;
@@ -57,7 +82,7 @@ inline float derivative(Activation a, float z, float y) {
     }
     case Activation::kTanh: return 1.f - y * y;
     case Activation::kSigmoid: return y * (1.f - y);
-    case Activation::kSoftplus: return z > kSoftplusThreshold ? 1.f : 1.f / (1.f + std::exp(-z));
+    case Activation::kSoftplus: return z > kSoftplusThreshold ? 1.f : 1.f / (1.f + fast_exp(-z));
   }
   return 1.f;
 }

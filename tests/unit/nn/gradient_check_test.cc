@@ -120,3 +120,27 @@ TEST(ActivationDerivative, MatchesFiniteDifferences) {
 
 }  // namespace
 }  // namespace layerlab::nn
+
+namespace layerlab::backend {
+namespace {
+
+TEST(FastExp, MatchesLibmToAFewUlp) {
+  for (float x = -87.f; x <= 88.f; x += 0.0137f) {
+    const double want = std::exp(static_cast<double>(x));
+    EXPECT_NEAR(fast_exp(x), want, 4e-7 * want) << "at " << x;
+  }
+  EXPECT_EQ(fast_exp(0.f), 1.f);
+  EXPECT_GT(fast_exp(-200.f), 0.f);  // clamped, not a denormal or NaN
+  EXPECT_TRUE(std::isfinite(fast_exp(200.f)));
+}
+
+TEST(FastActivations, MatchLibmDefinitions) {
+  for (float z = -12.f; z <= 12.f; z += 0.013f) {
+    EXPECT_NEAR(act::forward(Activation::kTanh, z), std::tanh(double(z)), 3e-7) << z;
+    EXPECT_NEAR(act::forward(Activation::kSigmoid, z), 1 / (1 + std::exp(-double(z))), 3e-7) << z;
+    EXPECT_NEAR(act::forward(Activation::kElu, z), z > 0 ? z : std::expm1(double(z)), 3e-7) << z;
+  }
+}
+
+}  // namespace
+}  // namespace layerlab::backend
