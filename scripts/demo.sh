@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The main job (README): installs dependencies, builds layerlab, and trains a first network
-# on the built-in digits dataset.
+# The main job (README): installs dependencies, builds layerlab, and runs the example depth
+# sweep (126 trials on digits and wine) on the embedded default: a SQLite store in
+# ./layerlab.db and one worker process per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh build
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target layerlab
-./build/release/src/cli/layerlab train --dataset digits --hidden-layers 2 --units 64 \
-  --activation relu --optimizer adam --learning-rate 1e-3 --epochs 20 --batch-size 32 --seed 0
+./build/release/src/cli/layerlab run examples/depth_sweep.yaml --store sqlite:layerlab.db
 echo
-echo "layerlab is at build/release/src/cli/layerlab; try: layerlab train --help"
+echo "Results are in layerlab.db. Try:"
+echo "  build/release/src/cli/layerlab status depth-sweep"
+echo "  build/release/src/cli/layerlab trials depth-sweep --sort value --desc --limit 10"
+echo "  build/release/src/cli/layerlab export depth-sweep --format csv -o depth-sweep.csv"
