@@ -87,12 +87,7 @@ Dataset parse_csv(std::string_view text, const std::string& source, const CsvOpt
     ++d.rows;
   }
   if (d.rows == 0) throw invalid_argument(source + ": no data rows after the header");
-  if (d.task == Task::kClassification) {
-    ClassLabels::Result r = labels.finish(source);
-    d.y = std::move(r.y);
-    d.classes = r.classes;
-    d.class_names = std::move(r.names);
-  }
+  if (d.task == Task::kClassification) labels.finish_into(d, source);
   return d;
 }
 

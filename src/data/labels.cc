@@ -84,4 +84,11 @@ ClassLabels::Result ClassLabels::finish(const std::string& source) const {
   return r;
 }
 
+void ClassLabels::finish_into(Dataset& d, const std::string& source) const {
+  Result r = finish(source);
+  d.y = std::move(r.y);
+  d.classes = r.classes;
+  d.class_names = std::move(r.names);
+}
+
 }  // namespace layerlab::data

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/dataset.h"
 #include "data/text.h"
 
 namespace layerlab::data {
@@ -34,6 +35,8 @@ class ClassLabels {
   };
   // Throws (naming `source`) when there are more than kMaxClasses distinct labels.
   Result finish(const std::string& source) const;
+  // finish(), stored into d's y, classes and class_names.
+  void finish_into(Dataset& d, const std::string& source) const;
   static constexpr int64_t kMaxClasses = 65536;
 
  private:

@@ -87,12 +87,7 @@ Dataset parse_libsvm(std::string_view text, const std::string& source, const Lab
   for (const Entry& e : entries)
     d.x[static_cast<size_t>(e.row * d.features + e.index - 1)] = e.value;
   for (int i = 1; i <= d.features; ++i) d.feature_names.push_back(fmt::format("f{}", i));
-  if (d.task == Task::kClassification) {
-    ClassLabels::Result r = labels.finish(source);
-    d.y = std::move(r.y);
-    d.classes = r.classes;
-    d.class_names = std::move(r.names);
-  }
+  if (d.task == Task::kClassification) labels.finish_into(d, source);
   return d;
 }
 
