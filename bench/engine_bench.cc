@@ -61,7 +61,8 @@ void BM_TrainStep(benchmark::State& state, Shape s) {
   backend::DeviceBuffer<float> y(*b, static_cast<size_t>(kPool) * s.batch);
   x.upload(random_values(x.size(), 1));
   std::vector<float> labels(y.size());
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(backend::mix64(i) % kClasses);
+  for (size_t i = 0; i < labels.size(); ++i)
+    labels[i] = static_cast<float>(backend::mix64(i) % kClasses);
   y.upload(labels);
   backend::DeviceBuffer<float> d_out(*b, static_cast<size_t>(s.batch) * kClasses);
   backend::DeviceBuffer<double> loss(*b, 1);
@@ -80,7 +81,8 @@ void BM_TrainStep(benchmark::State& state, Shape s) {
     opt.step(net, std::span<const nn::Params>(&p, 1), lr);
     ++step;
   }
-  state.counters["steps_per_second"] = benchmark::Counter(double(step), benchmark::Counter::kIsRate);
+  state.counters["steps_per_second"] =
+      benchmark::Counter(double(step), benchmark::Counter::kIsRate);
   state.counters["gemm_gflops"] =
       benchmark::Counter(gemm_flops_per_step(s) * step / 1e9, benchmark::Counter::kIsRate);
   state.SetItemsProcessed(step * s.batch);
@@ -103,8 +105,8 @@ void BM_SgemmSameShapes(benchmark::State& state, Shape s) {
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, s.batch, 1.f, a.data(), out,
                   w.data(), in, 0.f, c.data(), in);  // weight gradient
       if (l > 0)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.batch, in, out, 1.f, a.data(),
-                    out, w.data(), in, 0.f, c.data(), in);  // input gradient
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.batch, in, out, 1.f, a.data(), out,
+                    w.data(), in, 0.f, c.data(), in);  // input gradient
       in = out;
     }
     benchmark::DoNotOptimize(c.data());
@@ -116,12 +118,17 @@ void BM_SgemmSameShapes(benchmark::State& state, Shape s) {
 
 std::string suffix(const Shape& s) {
   return "/W" + std::to_string(s.width) + "/D" + std::to_string(s.depth) + "/B" +
-         std::to_string(s.batch) + "/I" + std::to_string(s.inputs) + "/T" + std::to_string(s.threads);
+         std::to_string(s.batch) + "/I" + std::to_string(s.inputs) + "/T" +
+         std::to_string(s.threads);
 }
 
 void register_shape(const Shape& s) {
-  benchmark::RegisterBenchmark(("step" + suffix(s)).c_str(), BM_TrainStep, s)->MinTime(0.3)->UseRealTime();
-  benchmark::RegisterBenchmark(("sgemm" + suffix(s)).c_str(), BM_SgemmSameShapes, s)->MinTime(0.3)->UseRealTime();
+  benchmark::RegisterBenchmark(("step" + suffix(s)).c_str(), BM_TrainStep, s)
+      ->MinTime(0.3)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(("sgemm" + suffix(s)).c_str(), BM_SgemmSameShapes, s)
+      ->MinTime(0.3)
+      ->UseRealTime();
 }
 
 }  // namespace

@@ -66,10 +66,12 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto store = store::open_store(url);
-  const int64_t done = store->counts(store->find_study("queue-bench")->id)[store::TrialStatus::kCompleted];
-  std::printf("{\"trials\": %lld, \"completed\": %lld, \"workers\": %d, \"seconds\": %.3f, "
-              "\"trials_per_second\": %.0f, \"worker_failures\": %d}\n",
-              static_cast<long long>(trials), static_cast<long long>(done), workers, seconds,
-              done / seconds, failures);
+  const int64_t done =
+      store->counts(store->find_study("queue-bench")->id)[store::TrialStatus::kCompleted];
+  std::printf(
+      "{\"trials\": %lld, \"completed\": %lld, \"workers\": %d, \"seconds\": %.3f, "
+      "\"trials_per_second\": %.0f, \"worker_failures\": %d}\n",
+      static_cast<long long>(trials), static_cast<long long>(done), workers, seconds,
+      done / seconds, failures);
   return done == trials && failures == 0 ? 0 : 1;
 }

@@ -21,7 +21,8 @@
 
 namespace layerlab::backend {
 
-// C[p] = alpha * op(A[p]) * op(B[p]) + beta * C[p] for p in [0, batch), where X[p] = X + p*stride_x.
+// C[p] = alpha * op(A[p]) * op(B[p]) + beta * C[p] for p in [0, batch), where X[p] = X +
+// p*stride_x.
 struct GemmArgs {
   bool trans_a = false;
   bool trans_b = false;
@@ -47,7 +48,7 @@ struct StepHyper {
   float momentum = 0.f;      // momentum / nesterov
   float weight_decay = 0.f;  // L2 added to the gradient; decoupled for adamw
   float beta1 = 0.9f;
-  float beta2 = 0.999f;      // adam, adamw; rmsprop's smoothing constant (alpha)
+  float beta2 = 0.999f;  // adam, adamw; rmsprop's smoothing constant (alpha)
   float eps = 1e-8f;
   float bias_correction1 = 1.f;
   float bias_correction2 = 1.f;
@@ -112,9 +113,9 @@ class Backend {
   virtual void batchnorm_forward(int pack, int rows, int cols, const float* x, float* xhat,
                                  float* y, const BatchNormState& s, bool training) = 0;
   // dx from dy; gamma_grad and beta_grad are written (not accumulated).
-  virtual void batchnorm_backward(int pack, int rows, int cols, const float* xhat,
-                                  const float* dy, float* dx, const BatchNormState& s,
-                                  PackedVector gamma_grad, PackedVector beta_grad) = 0;
+  virtual void batchnorm_backward(int pack, int rows, int cols, const float* xhat, const float* dy,
+                                  float* dx, const BatchNormState& s, PackedVector gamma_grad,
+                                  PackedVector beta_grad) = 0;
 
   // Inverted dropout: mask[i] = 0 with probability rate[p], else 1 / (1 - rate[p]); y *= mask.
   // Randomness is counter-based: uniform01(seed[p], stream, index within the member).
@@ -133,9 +134,8 @@ class Backend {
   // loss_sum[p] += sum over rows of the per-sample loss; correct[p] += rows whose argmax is
   // the target class (classification; may be null). If d_out is set it receives the
   // gradient of the mean loss over `batch_rows` rows (pass rows for a full batch).
-  virtual void loss(Loss kind, int pack, int rows, int cols, const float* out,
-                    const float* targets, float* d_out, int batch_rows, double* loss_sum,
-                    double* correct) = 0;
+  virtual void loss(Loss kind, int pack, int rows, int cols, const float* out, const float* targets,
+                    float* d_out, int batch_rows, double* loss_sum, double* correct) = 0;
 
   // One optimizer step over n parameters per member (params, grads, state in PackedVectors
   // sharing one stride). state2 is used by adam, adamw, rmsprop's second moment; adagrad's

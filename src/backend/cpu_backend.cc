@@ -19,15 +19,24 @@ namespace {
 template <typename Body>
 void dispatch_activation(Activation a, Body&& body) {
   switch (a) {
-    case Activation::kLinear: return body.template operator()<Activation::kLinear>();
-    case Activation::kRelu: return body.template operator()<Activation::kRelu>();
-    case Activation::kLeakyRelu: return body.template operator()<Activation::kLeakyRelu>();
-    case Activation::kElu: return body.template operator()<Activation::kElu>();
-    case Activation::kSelu: return body.template operator()<Activation::kSelu>();
-    case Activation::kGelu: return body.template operator()<Activation::kGelu>();
-    case Activation::kTanh: return body.template operator()<Activation::kTanh>();
-    case Activation::kSigmoid: return body.template operator()<Activation::kSigmoid>();
-    case Activation::kSoftplus: return body.template operator()<Activation::kSoftplus>();
+    case Activation::kLinear:
+      return body.template operator()<Activation::kLinear>();
+    case Activation::kRelu:
+      return body.template operator()<Activation::kRelu>();
+    case Activation::kLeakyRelu:
+      return body.template operator()<Activation::kLeakyRelu>();
+    case Activation::kElu:
+      return body.template operator()<Activation::kElu>();
+    case Activation::kSelu:
+      return body.template operator()<Activation::kSelu>();
+    case Activation::kGelu:
+      return body.template operator()<Activation::kGelu>();
+    case Activation::kTanh:
+      return body.template operator()<Activation::kTanh>();
+    case Activation::kSigmoid:
+      return body.template operator()<Activation::kSigmoid>();
+    case Activation::kSoftplus:
+      return body.template operator()<Activation::kSoftplus>();
   }
 }
 
@@ -260,8 +269,8 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void optimizer_step(UpdateRule rule, int pack, int64_t n, PackedVector params,
-                      PackedVector grads, PackedVector state1, PackedVector state2,
+  void optimizer_step(UpdateRule rule, int pack, int64_t n, PackedVector params, PackedVector grads,
+                      PackedVector state1, PackedVector state2,
                       std::span<const StepHyper> hyper) override {
     for (int p = 0; p < pack; ++p) {
       const StepHyper& h = hyper[p];
@@ -274,8 +283,8 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static void batch_statistics(int rows, int cols, const float* x, float* mean,
-                               float* inv_std, float eps) {
+  static void batch_statistics(int rows, int cols, const float* x, float* mean, float* inv_std,
+                               float eps) {
     std::fill(mean, mean + cols, 0.f);
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) mean[c] += x[static_cast<int64_t>(r) * cols + c];

@@ -9,7 +9,15 @@
 namespace layerlab::backend {
 
 enum class Activation : uint8_t {
-  kLinear, kRelu, kLeakyRelu, kElu, kSelu, kGelu, kTanh, kSigmoid, kSoftplus,
+  kLinear,
+  kRelu,
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kGelu,
+  kTanh,
+  kSigmoid,
+  kSoftplus,
 };
 
 enum class Loss : uint8_t {
@@ -18,7 +26,13 @@ enum class Loss : uint8_t {
 };
 
 enum class UpdateRule : uint8_t {
-  kSgd, kMomentum, kNesterov, kAdam, kAdamW, kRmsprop, kAdagrad,
+  kSgd,
+  kMomentum,
+  kNesterov,
+  kAdam,
+  kAdamW,
+  kRmsprop,
+  kAdagrad,
 };
 
 // e^x in single precision, to about 2 ulp (Cephes' expf polynomial after Cody-Waite range
@@ -51,18 +65,26 @@ inline constexpr float kSoftplusThreshold = 20.0f;  // as PyTorch: linear above 
 
 inline float forward(Activation a, float z) {
   switch (a) {
-    case Activation::kLinear: return z;
-    case Activation::kRelu: return z > 0.f ? z : 0.f;
-    case Activation::kLeakyRelu: return z > 0.f ? z : kLeakySlope * z;
-    case Activation::kElu: return z > 0.f ? z : fast_exp(z) - 1.f;
-    case Activation::kSelu: return kSeluScale * (z > 0.f ? z : kSeluAlpha * (fast_exp(z) - 1.f));
-    case Activation::kGelu: return 0.5f * z * (1.f + std::erf(z * 0.70710678118654752f));
+    case Activation::kLinear:
+      return z;
+    case Activation::kRelu:
+      return z > 0.f ? z : 0.f;
+    case Activation::kLeakyRelu:
+      return z > 0.f ? z : kLeakySlope * z;
+    case Activation::kElu:
+      return z > 0.f ? z : fast_exp(z) - 1.f;
+    case Activation::kSelu:
+      return kSeluScale * (z > 0.f ? z : kSeluAlpha * (fast_exp(z) - 1.f));
+    case Activation::kGelu:
+      return 0.5f * z * (1.f + std::erf(z * 0.70710678118654752f));
     case Activation::kTanh: {
       const float e = fast_exp(-2.f * std::fabs(z));
       return std::copysign((1.f - e) / (1.f + e), z);
     }
-    case Activation::kSigmoid: return 1.f / (1.f + fast_exp(-z));
-    case Activation::kSoftplus: return z > kSoftplusThreshold ? z : std::log1p(std::exp(z));
+    case Activation::kSigmoid:
+      return 1.f / (1.f + fast_exp(-z));
+    case Activation::kSoftplus:
+      return z > kSoftplusThreshold ? z : std::log1p(std::exp(z));
   }
   return z;
 }
@@ -70,19 +92,27 @@ inline float forward(Activation a, float z) {
 // d f(z) / dz, given the pre-activation z and the output y = f(z) (some are cheaper from y).
 inline float derivative(Activation a, float z, float y) {
   switch (a) {
-    case Activation::kLinear: return 1.f;
-    case Activation::kRelu: return z > 0.f ? 1.f : 0.f;
-    case Activation::kLeakyRelu: return z > 0.f ? 1.f : kLeakySlope;
-    case Activation::kElu: return z > 0.f ? 1.f : y + 1.f;
-    case Activation::kSelu: return z > 0.f ? kSeluScale : y + kSeluScale * kSeluAlpha;
+    case Activation::kLinear:
+      return 1.f;
+    case Activation::kRelu:
+      return z > 0.f ? 1.f : 0.f;
+    case Activation::kLeakyRelu:
+      return z > 0.f ? 1.f : kLeakySlope;
+    case Activation::kElu:
+      return z > 0.f ? 1.f : y + 1.f;
+    case Activation::kSelu:
+      return z > 0.f ? kSeluScale : y + kSeluScale * kSeluAlpha;
     case Activation::kGelu: {
       const float cdf = 0.5f * (1.f + std::erf(z * 0.70710678118654752f));
       const float pdf = 0.39894228040143268f * std::exp(-0.5f * z * z);
       return cdf + z * pdf;
     }
-    case Activation::kTanh: return 1.f - y * y;
-    case Activation::kSigmoid: return y * (1.f - y);
-    case Activation::kSoftplus: return z > kSoftplusThreshold ? 1.f : 1.f / (1.f + fast_exp(-z));
+    case Activation::kTanh:
+      return 1.f - y * y;
+    case Activation::kSigmoid:
+      return y * (1.f - y);
+    case Activation::kSoftplus:
+      return z > kSoftplusThreshold ? 1.f : 1.f / (1.f + fast_exp(-z));
   }
   return 1.f;
 }

@@ -48,7 +48,8 @@ void add_datasets_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("datasets", "List the datasets, or describe one");
   cmd->add_flag("--json", *as_json, "JSON output");
   CLI::App* info_cmd = cmd->add_subcommand("info", "Load a dataset and describe it");
-  info_cmd->add_option("name", *name, "dataset name or spec, e.g. digits, csv:data.csv")->required();
+  info_cmd->add_option("name", *name, "dataset name or spec, e.g. digits, csv:data.csv")
+      ->required();
   info_cmd->add_flag("--json", *as_json, "JSON output");
   cmd->callback([cmd, as_json, name] {
     if (cmd->got_subcommand("info"))

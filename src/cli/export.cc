@@ -49,8 +49,8 @@ void write_csv(std::ostream& os, const std::vector<store::TrialRecord>& trials) 
 
 nlohmann::json json_export(store::Store& store, const store::StudyRecord& s,
                            const std::vector<store::TrialRecord>& trials) {
-  nlohmann::json out = {{"study", s.name}, {"id", s.id}, {"spec", s.spec},
-                        {"trials", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"study", s.name}, {"id", s.id}, {"spec", s.spec}, {"trials", nlohmann::json::array()}};
   for (const auto& t : trials) {
     nlohmann::json j = trial_json(t);
     j["attempt_log"] = nlohmann::json::array();
@@ -59,8 +59,10 @@ nlohmann::json json_export(store::Store& store, const store::StudyRecord& s,
           {{"attempt", a.attempt}, {"worker", a.worker_id}, {"outcome", a.outcome}});
     j["curve"] = nlohmann::json::array();
     for (const auto& e : store.list_epochs(t.id, t.attempts))
-      j["curve"].push_back({{"epoch", e.row.epoch}, {"train_loss", e.row.train_loss},
-                            {"val_loss", e.row.val_loss}, {"val_metric", e.row.val_metric},
+      j["curve"].push_back({{"epoch", e.row.epoch},
+                            {"train_loss", e.row.train_loss},
+                            {"val_loss", e.row.val_loss},
+                            {"val_metric", e.row.val_metric},
                             {"seconds", e.row.seconds}});
     out["trials"].push_back(std::move(j));
   }
@@ -77,7 +79,9 @@ void add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("export", "Export a study's trials as CSV or JSON");
   cmd->add_option("study", *ref, "study name or id")->required();
   add_store_option(cmd, *url);
-  cmd->add_option("--format", *format, "csv or json")->check(CLI::IsMember({"csv", "json"}))->capture_default_str();
+  cmd->add_option("--format", *format, "csv or json")
+      ->check(CLI::IsMember({"csv", "json"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", *output, "file to write (default: stdout)");
   cmd->callback([url, ref, format, output] {
     auto store = open_existing_store(*url);

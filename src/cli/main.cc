@@ -11,9 +11,12 @@ namespace {
 int exit_code(layerlab::ErrorCode code) {
   switch (code) {
     case layerlab::ErrorCode::kInvalidArgument:
-    case layerlab::ErrorCode::kNotFound: return 2;
-    case layerlab::ErrorCode::kFailedPrecondition: return 3;
-    default: return 1;
+    case layerlab::ErrorCode::kNotFound:
+      return 2;
+    case layerlab::ErrorCode::kFailedPrecondition:
+      return 3;
+    default:
+      return 1;
   }
 }
 

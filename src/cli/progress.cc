@@ -27,8 +27,8 @@ std::string Progress::describe(const ProgressState& s, double elapsed) {
   const double per_minute = elapsed > 0 ? this_run * 60.0 / elapsed : 0;
   const double eta = per_minute > 0 ? (s.total - done) * 60.0 / per_minute : -1;
   std::string line = fmt::format(
-      "{}/{} done  running {}  failed {}  pruned {}  diverged {}  {:.1f} trials/min  ETA {}",
-      done, s.total, c[TrialStatus::kRunning], c[TrialStatus::kFailed], c[TrialStatus::kPruned],
+      "{}/{} done  running {}  failed {}  pruned {}  diverged {}  {:.1f} trials/min  ETA {}", done,
+      s.total, c[TrialStatus::kRunning], c[TrialStatus::kFailed], c[TrialStatus::kPruned],
       c[TrialStatus::kDiverged], per_minute, done >= s.total ? "0s" : duration(eta));
   if (s.best) line += fmt::format("  best {} {:.4f} (#{})", s.metric, *s.best, s.best_number);
   return line;
@@ -37,8 +37,7 @@ std::string Progress::describe(const ProgressState& s, double elapsed) {
 void Progress::update(const ProgressState& s, bool force) {
   const auto now = std::chrono::steady_clock::now();
   const auto since = now - last_;
-  if (!force && drawn_ && since < (tty_ ? std::chrono::milliseconds(100) : plain_interval_))
-    return;
+  if (!force && drawn_ && since < (tty_ ? std::chrono::milliseconds(100) : plain_interval_)) return;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const std::string text = describe(s, elapsed);
   if (tty_) {

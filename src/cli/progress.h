@@ -13,7 +13,7 @@ namespace layerlab::cli {
 
 struct ProgressState {
   store::StudyCounts counts;
-  int64_t total = 0;           // trials the study will have
+  int64_t total = 0;              // trials the study will have
   int64_t finished_at_start = 0;  // finished before this run (resume): not in the rate
   std::optional<double> best;
   int64_t best_number = -1;

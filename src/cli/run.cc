@@ -33,8 +33,8 @@ struct RunFlags {
 };
 
 // The study in the store: created, or the stored one when this file describes it exactly.
-int64_t create_or_resume(store::Store& store, const study::StudySpec& spec,
-                         const std::string& url, bool* resumed) {
+int64_t create_or_resume(store::Store& store, const study::StudySpec& spec, const std::string& url,
+                         bool* resumed) {
   const nlohmann::json canonical = spec.to_json();
   if (auto existing = store.find_study(spec.name)) {
     if (existing->spec != canonical)
@@ -73,7 +73,8 @@ int run(const RunFlags& f) {
   const int64_t study_id = create_or_resume(*store, spec, f.store_url, &resumed);
   auto queue = queue::make_store_queue(*store, "coordinator");
   study::Coordinator coordinator(*store, *queue, spec, study_id);
-  const int workers = f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
+  const int workers =
+      f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
   coordinator.top_up(2 * workers);
   const int64_t finished_at_start = store->counts(study_id).finished();
   std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers\n",
@@ -102,12 +103,15 @@ int run(const RunFlags& f) {
   progress.update(progress_state(*store, coordinator, finished_at_start), true);
   const auto best = leaders(*store, study_id, spec, f.leaders);
   if (f.json) {
-    nlohmann::json out = {{"study", spec.name}, {"id", study_id}, {"complete", complete},
+    nlohmann::json out = {{"study", spec.name},
+                          {"id", study_id},
+                          {"complete", complete},
                           {"leaderboard", nlohmann::json::array()}};
     for (const auto& t : best) out["leaderboard"].push_back(trial_json(t));
     std::cout << out.dump(2) << "\n";
   } else if (!best.empty()) {
-    std::cout << "\nleaderboard (" << spec.metric << ", " << (spec.maximize ? "max" : "min") << ")\n";
+    std::cout << "\nleaderboard (" << spec.metric << ", " << (spec.maximize ? "max" : "min")
+              << ")\n";
     print_trial_table(std::cout, best, spec);
   }
   if (!complete) {
@@ -126,11 +130,15 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-w,--workers", f->workers, "worker processes (default: number of cores)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--store", f->store_url, "store URL")->capture_default_str();
-  cmd->add_option("--threads", f->threads, "BLAS threads per worker")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--threads", f->threads, "BLAS threads per worker")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--lease-seconds", f->lease_seconds, "lease of a running trial")
-      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--max-attempts", f->max_attempts, "lost attempts before a trial fails")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();
   cmd->add_flag("--json", f->json, "print the leaderboard as JSON");
   cmd->callback([f] { command_exit_code() = run(*f); });

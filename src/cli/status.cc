@@ -28,9 +28,13 @@ void add_status_command(CLI::App& app) {
     if (*json) {
       nlohmann::json by_status = nlohmann::json::object();
       for (auto st : store::kAllTrialStatuses) by_status[store::to_string(st)] = counts[st];
-      nlohmann::json out = {{"id", s.id}, {"name", s.name}, {"status", store::to_string(s.status)},
-                            {"trials", spec.total_trials()}, {"counts", by_status},
-                            {"metric", spec.metric}, {"best", nlohmann::json::array()}};
+      nlohmann::json out = {{"id", s.id},
+                            {"name", s.name},
+                            {"status", store::to_string(s.status)},
+                            {"trials", spec.total_trials()},
+                            {"counts", by_status},
+                            {"metric", spec.metric},
+                            {"best", nlohmann::json::array()}};
       for (const auto& t : best) out["best"].push_back(trial_json(t));
       std::cout << out.dump(2) << "\n";
       return;

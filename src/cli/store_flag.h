@@ -11,7 +11,8 @@ namespace layerlab::cli {
 
 inline void add_store_option(CLI::App* cmd, std::string& url) {
   url = store::kDefaultStoreUrl;
-  cmd->add_option("--store", url, "store URL (sqlite:PATH or postgresql://...)")->capture_default_str();
+  cmd->add_option("--store", url, "store URL (sqlite:PATH or postgresql://...)")
+      ->capture_default_str();
 }
 
 // Opens an existing store for reading: a missing SQLite file is an error, not a new store.

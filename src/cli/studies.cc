@@ -29,14 +29,20 @@ void add_studies_command(CLI::App& app) {
       const nlohmann::json best_value =
           !best.empty() && best[0].value ? nlohmann::json(*best[0].value) : nlohmann::json(nullptr);
       if (*json) {
-        out.push_back({{"id", s.id}, {"name", s.name}, {"status", store::to_string(s.status)},
-                       {"finished", counts.finished()}, {"trials", spec.total_trials()},
-                       {"metric", spec.metric}, {"best", best_value}});
+        out.push_back({{"id", s.id},
+                       {"name", s.name},
+                       {"status", store::to_string(s.status)},
+                       {"finished", counts.finished()},
+                       {"trials", spec.total_trials()},
+                       {"metric", spec.metric},
+                       {"best", best_value}});
         continue;
       }
-      std::cout << fmt::format("{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, s.name,
-                               store::to_string(s.status), counts.finished(), spec.total_trials(),
-                               best_value.is_null() ? "-" : fmt::format("{} {:.4f}", spec.metric, best_value.get<double>()));
+      std::cout << fmt::format(
+          "{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, s.name, store::to_string(s.status),
+          counts.finished(), spec.total_trials(),
+          best_value.is_null() ? "-"
+                               : fmt::format("{} {:.4f}", spec.metric, best_value.get<double>()));
     }
     if (*json) std::cout << out.dump(2) << "\n";
   });

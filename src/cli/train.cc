@@ -62,16 +62,17 @@ json read_trial_file(const std::string& path) {
 
 void print_epoch(std::ostream& os, const nn::EpochRecord& r, int epochs, const nn::Task& task) {
   const char* metric = task.classification() ? "val_accuracy" : "val_rmse";
-  os << fmt::format("epoch {:>4}/{}  train_loss {:.4f}  val_loss {:.4f}  {} {:.4f}  lr {:.2e}  {:.3f}s\n",
-                    r.epoch, epochs, r.train_loss, r.val_loss, metric, r.val_metric,
-                    r.learning_rate, r.seconds);
+  os << fmt::format(
+      "epoch {:>4}/{}  train_loss {:.4f}  val_loss {:.4f}  {} {:.4f}  lr {:.2e}  {:.3f}s\n",
+      r.epoch, epochs, r.train_loss, r.val_loss, metric, r.val_metric, r.learning_rate, r.seconds);
   os.flush();
 }
 
 void run(const TrainFlags& flags) {
   const json defaults = study::TrialSpec{}.to_json();
   json given = flags.trial_file.empty() ? json::object() : read_trial_file(flags.trial_file);
-  if (!given.is_object()) throw invalid_argument("--trial " + flags.trial_file + ": expected a JSON object");
+  if (!given.is_object())
+    throw invalid_argument("--trial " + flags.trial_file + ": expected a JSON object");
   for (const auto& [key, text] : flags.values) given[key] = typed_value(key, text, defaults[key]);
   for (const auto& key : flags.switches) given[key] = true;
   const study::TrialSpec spec = study::TrialSpec::from_json(given);
@@ -89,7 +90,8 @@ void run(const TrainFlags& flags) {
   }
   log << "status " << nn::status_name(outcome.result.status);
   if (!outcome.result.message.empty()) log << " (" << outcome.result.message << ")";
-  log << fmt::format(", {} epochs, {:.2f}s\n", outcome.result.epochs.size(), outcome.result.seconds);
+  log << fmt::format(", {} epochs, {:.2f}s\n", outcome.result.epochs.size(),
+                     outcome.result.seconds);
 }
 
 }  // namespace
@@ -103,13 +105,15 @@ void add_train_command(CLI::App& app) {
   for (const auto& [key, value] : defaults.items()) {
     const std::string name = flag_name(key);
     if (value.is_boolean()) {
-      cmd->add_flag_callback(name, [flags, k = key] { flags->switches.push_back(k); },
-                             "Turn on " + key);
+      cmd->add_flag_callback(
+          name, [flags, k = key] { flags->switches.push_back(k); }, "Turn on " + key);
     } else {
       cmd->add_option_function<std::string>(
              name, [flags, k = key](const std::string& v) { flags->values[k] = v; },
              key + " (default " + value.dump() + ")")
-          ->type_name(value.is_array() ? "W,W,..." : value.is_string() ? "NAME" : "NUM");
+          ->type_name(value.is_array()    ? "W,W,..."
+                      : value.is_string() ? "NAME"
+                                          : "NUM");
     }
   }
   cmd->add_flag("--json", flags->json_output, "Print the final result as JSON on stdout");

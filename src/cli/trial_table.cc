@@ -38,14 +38,15 @@ nlohmann::json trial_json(const store::TrialRecord& t) {
 void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& trials,
                        const study::StudySpec& spec) {
   const std::vector<std::string> params = varied_parameters(spec);
-  std::string header = fmt::format("{:>6}  {:<14} {:<13} {:>12}", "#", "dataset", "status", spec.metric);
+  std::string header =
+      fmt::format("{:>6}  {:<14} {:<13} {:>12}", "#", "dataset", "status", spec.metric);
   for (const auto& p : params) header += fmt::format("  {:>13}", p);
   header += fmt::format("  {:>4}  {:>6}  {:>8}", "seed", "epochs", "seconds");
   os << header << "\n";
   for (const auto& t : trials) {
-    std::string line = fmt::format("{:>6}  {:<14} {:<13} {:>12}", t.number, t.dataset.substr(0, 14),
-                                   store::to_string(t.status),
-                                   t.value ? fmt::format("{:.4f}", *t.value) : "-");
+    std::string line =
+        fmt::format("{:>6}  {:<14} {:<13} {:>12}", t.number, t.dataset.substr(0, 14),
+                    store::to_string(t.status), t.value ? fmt::format("{:.4f}", *t.value) : "-");
     for (const auto& p : params)
       line += fmt::format("  {:>13}", t.params.contains(p) ? cell(t.params[p]) : "-");
     const auto& r = t.result;

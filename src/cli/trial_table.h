@@ -2,10 +2,9 @@
 // rows as JSON for scripts.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "store/store.h"
 #include "study/spec.h"

@@ -1,12 +1,13 @@
 // layerlab worker: claims trials from the store (or broker), trains them, reports; on
 // SIGTERM hands back the trial in hand and exits.
+#include "worker/worker.h"
+
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "cli/study_ref.h"
 #include "common/error.h"
-#include "worker/worker.h"
 
 namespace layerlab::cli {
 
@@ -19,11 +20,16 @@ void add_worker_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--study", *study, "only trials of this study (name or id); default: any");
   cmd->add_option("--device", opts->device, "cpu or cuda[:N]")->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "BLAS threads")->check(CLI::Range(1, 256))->capture_default_str();
-  cmd->add_option("--lease-seconds", *lease_seconds, "lease of a claimed trial, renewed every third")
-      ->check(CLI::Range(0.1, 3600.0))->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "BLAS threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--lease-seconds", *lease_seconds,
+                  "lease of a claimed trial, renewed every third")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--max-attempts", opts->max_attempts, "lost attempts before a trial fails")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   cmd->add_flag("--exit-when-done", opts->exit_when_done, "exit once the study (--study) is over");
   auto quiet = std::make_shared<bool>(false);
   cmd->add_flag("-q,--quiet", *quiet, "no summary line at exit");
@@ -37,7 +43,7 @@ void add_worker_command(CLI::App& app) {
     const worker::WorkerSummary s = worker::run_worker(o, stop);
     if (!*quiet)
       std::cerr << "worker: " << s.trials << " trials reported, " << s.handed_back
-              << " handed back, " << s.lost << " lost\n";
+                << " handed back, " << s.lost << " lost\n";
   });
 }
 

@@ -18,7 +18,9 @@ WorkerPool::WorkerPool(int workers, std::vector<std::string> args, int blas_thre
   for (int i = 0; i < workers; ++i) children_.push_back(spawn());
 }
 
-WorkerPool::~WorkerPool() { stop(); }
+WorkerPool::~WorkerPool() {
+  stop();
+}
 
 pid_t WorkerPool::spawn() {
   std::vector<std::string> argv_s = {"layerlab", "worker"};

@@ -28,11 +28,17 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-inline Error invalid_argument(const std::string& m) { return {ErrorCode::kInvalidArgument, m}; }
-inline Error not_found(const std::string& m) { return {ErrorCode::kNotFound, m}; }
+inline Error invalid_argument(const std::string& m) {
+  return {ErrorCode::kInvalidArgument, m};
+}
+inline Error not_found(const std::string& m) {
+  return {ErrorCode::kNotFound, m};
+}
 inline Error failed_precondition(const std::string& m) {
   return {ErrorCode::kFailedPrecondition, m};
 }
-inline Error internal_error(const std::string& m) { return {ErrorCode::kInternal, m}; }
+inline Error internal_error(const std::string& m) {
+  return {ErrorCode::kInternal, m};
+}
 
 }  // namespace layerlab

@@ -25,7 +25,9 @@ class Registry {
     return *this;
   }
 
-  bool contains(std::string_view name) const { return entries_.find(std::string(name)) != entries_.end(); }
+  bool contains(std::string_view name) const {
+    return entries_.find(std::string(name)) != entries_.end();
+  }
 
   const T& get(std::string_view name) const {
     auto it = entries_.find(std::string(name));

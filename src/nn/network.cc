@@ -77,11 +77,23 @@ void Network::initialize(int member, Init init, uint64_t seed) {
     double scale = 0;
     bool uniform = false;
     switch (init) {
-      case Init::kGlorotUniform: scale = std::sqrt(6.0 / (fan_in + fan_out)); uniform = true; break;
-      case Init::kGlorotNormal: scale = std::sqrt(2.0 / (fan_in + fan_out)); break;
-      case Init::kHeUniform: scale = std::sqrt(6.0 / fan_in); uniform = true; break;
-      case Init::kHeNormal: scale = std::sqrt(2.0 / fan_in); break;
-      case Init::kLecunNormal: scale = std::sqrt(1.0 / fan_in); break;
+      case Init::kGlorotUniform:
+        scale = std::sqrt(6.0 / (fan_in + fan_out));
+        uniform = true;
+        break;
+      case Init::kGlorotNormal:
+        scale = std::sqrt(2.0 / (fan_in + fan_out));
+        break;
+      case Init::kHeUniform:
+        scale = std::sqrt(6.0 / fan_in);
+        uniform = true;
+        break;
+      case Init::kHeNormal:
+        scale = std::sqrt(2.0 / fan_in);
+        break;
+      case Init::kLecunNormal:
+        scale = std::sqrt(1.0 / fan_in);
+        break;
     }
     const int64_t n = static_cast<int64_t>(l.in) * l.out;
     for (int64_t i = 0; i < n; ++i) {
@@ -100,8 +112,8 @@ void Network::initialize(int member, Init init, uint64_t seed) {
 
 void Network::set_parameters(int member, std::span<const float> flat) {
   if (static_cast<int64_t>(flat.size()) != n_params_)
-    throw invalid_argument("network: expected " + std::to_string(n_params_) +
-                           " parameters, got " + std::to_string(flat.size()));
+    throw invalid_argument("network: expected " + std::to_string(n_params_) + " parameters, got " +
+                           std::to_string(flat.size()));
   params_.upload(flat.data(), flat.size(), static_cast<size_t>(member * stride_));
 }
 
@@ -159,13 +171,12 @@ const float* Network::forward(const float* x, int rows, bool training,
     if (arch_.batch_norm) {
       b_.bias_activation_forward(Activation::kLinear, pack_, rows, l.out, at(params_, l.b),
                                  l.z.data(), l.z.data());
-      b_.batchnorm_forward(pack_, rows, l.out, l.z.data(), l.xhat.data(), l.z.data(),
-                           bn_state(l), training);
-      b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, {}, l.z.data(),
-                                 l.a.data());
+      b_.batchnorm_forward(pack_, rows, l.out, l.z.data(), l.xhat.data(), l.z.data(), bn_state(l),
+                           training);
+      b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, {}, l.z.data(), l.a.data());
     } else {
-      b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, at(params_, l.b),
-                                 l.z.data(), l.a.data());
+      b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, at(params_, l.b), l.z.data(),
+                                 l.a.data());
     }
     if (l.h.size()) {
       const int64_t n = static_cast<int64_t>(pack_) * rows * l.out;
@@ -191,14 +202,14 @@ void Network::backward(const float* x, float* d_out, int rows) {
       if (l.residual && d_prev) b_.copy(n, d, d_prev);
       if (arch_.dropout) b_.multiply(n, l.mask.data(), d);
       if (arch_.batch_norm) {
-        b_.activation_backward(arch_.activation, pack_, rows, l.out, l.z.data(), l.a.data(), d,
-                               d, {});
+        b_.activation_backward(arch_.activation, pack_, rows, l.out, l.z.data(), l.a.data(), d, d,
+                               {});
         b_.batchnorm_backward(pack_, rows, l.out, l.xhat.data(), d, d, bn_state(l),
                               at(grads_, l.gamma), at(grads_, l.beta));
         b_.sum_rows(pack_, rows, l.out, d, at(grads_, l.b));
       } else {
-        b_.activation_backward(arch_.activation, pack_, rows, l.out, l.z.data(), l.a.data(), d,
-                               d, at(grads_, l.b));
+        b_.activation_backward(arch_.activation, pack_, rows, l.out, l.z.data(), l.a.data(), d, d,
+                               at(grads_, l.b));
       }
     } else {
       b_.sum_rows(pack_, rows, l.out, d, at(grads_, l.b));

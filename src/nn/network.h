@@ -68,7 +68,7 @@ class Network {
   struct Layer {
     int in = 0, out = 0;
     bool hidden = true, residual = false;
-    int64_t w = 0, b = 0, gamma = 0, beta = 0;  // offsets in a member's parameter block
+    int64_t w = 0, b = 0, gamma = 0, beta = 0;             // offsets in a member's parameter block
     backend::DeviceBuffer<float> z, a, h, xhat, mask, dh;  // [pack][max_rows][out]
     backend::DeviceBuffer<float> running_mean, running_var, mean, inv_std;  // [pack][out]
   };

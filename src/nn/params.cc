@@ -95,7 +95,8 @@ void require(bool ok, const char* key, const char* expected, T got) {
 
 template <typename T>
 void check_name(const Registry<T>& registry, const char* key, const std::string& name) {
-  if (!registry.contains(name)) throw invalid_argument(std::string(key) + ": " + registry.unknown_message(name));
+  if (!registry.contains(name))
+    throw invalid_argument(std::string(key) + ": " + registry.unknown_message(name));
 }
 
 }  // namespace
@@ -110,8 +111,8 @@ void Params::validate() const {
   require(units >= 1, "units", "a positive integer", units);
   for (int w : layers) require(w >= 1, "layers", "positive layer widths", layers);
   require(dropout >= 0.0 && dropout < 1.0, "dropout", "a rate in [0, 1)", dropout);
-  require(learning_rate > 0.0 && std::isfinite(learning_rate), "learning_rate",
-          "a positive number", learning_rate);
+  require(learning_rate > 0.0 && std::isfinite(learning_rate), "learning_rate", "a positive number",
+          learning_rate);
   require(momentum >= 0.0 && momentum < 1.0, "momentum", "a value in [0, 1)", momentum);
   require(weight_decay >= 0.0, "weight_decay", "a non-negative number", weight_decay);
   require(batch_size >= 1, "batch_size", "a positive integer", batch_size);

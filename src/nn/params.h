@@ -5,10 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace layerlab::nn {
 
@@ -33,7 +32,7 @@ struct Params {
   std::string lr_schedule = "constant";  // constant | step | cosine
   int lr_step_epochs = 10;               // step: multiply by lr_gamma every this many epochs
   double lr_gamma = 0.1;
-  double lr_min = 0.0;  // cosine: the final learning rate
+  double lr_min = 0.0;    // cosine: the final learning rate
   int warmup_epochs = 0;  // linear warm-up from lr/steps to lr over these epochs
   int patience = 0;       // early stopping on validation loss; 0 = off
   uint64_t seed = 0;

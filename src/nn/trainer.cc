@@ -47,8 +47,8 @@ Architecture architecture_of(std::span<const Params> members, const Task& task, 
   a.activation = activations().get(members[0].activation);
   a.batch_norm = members[0].batch_norm;
   a.residual = members[0].residual;
-  a.dropout = std::any_of(members.begin(), members.end(),
-                          [](const Params& p) { return p.dropout > 0; });
+  a.dropout =
+      std::any_of(members.begin(), members.end(), [](const Params& p) { return p.dropout > 0; });
   return a;
 }
 
@@ -114,8 +114,8 @@ class PackTrainer {
         r.train_metric = metric(train_loss[p], train_correct[p], train_.rows);
         r.val_loss = val_.rows ? val_loss[p] / static_cast<double>(val_.rows) : std::nan("");
         r.val_metric = metric(val_loss[p], val_correct[p], val_.rows);
-        r.learning_rate = learning_rate_at(members_[p], epoch * steps_per_epoch() - 1,
-                                           steps_per_epoch());
+        r.learning_rate =
+            learning_rate_at(members_[p], epoch * steps_per_epoch() - 1, steps_per_epoch());
         r.seconds = seconds;
         finish_epoch(p, r, options);
       }
@@ -140,7 +140,8 @@ class PackTrainer {
   }
 
   bool any_active() const {
-    return std::any_of(states_.begin(), states_.end(), [](const MemberState& s) { return s.active; });
+    return std::any_of(states_.begin(), states_.end(),
+                       [](const MemberState& s) { return s.active; });
   }
 
   // Accuracy for classification; RMSE for regression (the loss is the MSE).
@@ -171,8 +172,8 @@ class PackTrainer {
                      train_.rows, batch_y_.data());
       const float* out = net_.forward(batch_x_.data(), rows, true, dropout_, dropout_seeds_,
                                       static_cast<uint64_t>(optimizer_.steps_taken()));
-      b_.loss(loss_kind(), pack_, rows, task_.outputs(), out, batch_y_.data(), d_out_.data(),
-              rows, loss_sum_.data(), correct_.data());
+      b_.loss(loss_kind(), pack_, rows, task_.outputs(), out, batch_y_.data(), d_out_.data(), rows,
+              loss_sum_.data(), correct_.data());
       net_.backward(batch_x_.data(), d_out_.data(), rows);
       const int64_t global = static_cast<int64_t>(epoch - 1) * spe + s;
       for (int p = 0; p < pack_; ++p)  // a stopped member stays as it ended
@@ -199,7 +200,8 @@ class PackTrainer {
   void finish_epoch(int p, const EpochRecord& r, const TrainOptions& options) {
     MemberState& s = states_[p];
     s.result.epochs.push_back(r);
-    const bool finite = std::isfinite(r.train_loss) && (val_.rows == 0 || std::isfinite(r.val_loss));
+    const bool finite =
+        std::isfinite(r.train_loss) && (val_.rows == 0 || std::isfinite(r.val_loss));
     if (!finite) {
       stop(s, TrialStatus::kDiverged,
            "loss became NaN or infinite in epoch " + std::to_string(r.epoch));
@@ -252,10 +254,14 @@ class PackTrainer {
 
 const char* status_name(TrialStatus s) {
   switch (s) {
-    case TrialStatus::kCompleted: return "completed";
-    case TrialStatus::kEarlyStopped: return "early_stopped";
-    case TrialStatus::kDiverged: return "diverged";
-    case TrialStatus::kPruned: return "pruned";
+    case TrialStatus::kCompleted:
+      return "completed";
+    case TrialStatus::kEarlyStopped:
+      return "early_stopped";
+    case TrialStatus::kDiverged:
+      return "diverged";
+    case TrialStatus::kPruned:
+      return "pruned";
   }
   return "unknown";
 }
@@ -283,14 +289,16 @@ double learning_rate_at(const Params& p, int64_t step, int64_t steps_per_epoch) 
   const int64_t warm = static_cast<int64_t>(p.warmup_epochs) * steps_per_epoch;
   if (step < warm) return lr * static_cast<double>(step + 1) / static_cast<double>(warm);
   switch (schedules().get(p.lr_schedule)) {
-    case Schedule::kConstant: return lr;
+    case Schedule::kConstant:
+      return lr;
     case Schedule::kStep: {
       const int64_t epoch = step / steps_per_epoch;
       return lr * std::pow(p.lr_gamma, static_cast<double>(epoch / p.lr_step_epochs));
     }
     case Schedule::kCosine: {
       const int64_t total = static_cast<int64_t>(p.epochs) * steps_per_epoch - warm;
-      const double t = static_cast<double>(step - warm) / static_cast<double>(std::max<int64_t>(total, 1));
+      const double t =
+          static_cast<double>(step - warm) / static_cast<double>(std::max<int64_t>(total, 1));
       return p.lr_min + (lr - p.lr_min) * 0.5 * (1.0 + std::cos(M_PI * t));
     }
   }

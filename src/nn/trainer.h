@@ -39,7 +39,7 @@ struct EpochRecord {
   double train_loss = 0;
   double train_metric = 0;  // accuracy, or RMSE for regression, on the training batches
   double val_loss = 0;
-  double val_metric = 0;  // accuracy, or RMSE for regression
+  double val_metric = 0;     // accuracy, or RMSE for regression
   double learning_rate = 0;  // at the epoch's last step
   double seconds = 0;        // wall time of the epoch, training and validation
 };
@@ -52,7 +52,7 @@ struct TrainResult {
   std::vector<EpochRecord> epochs;
   int best_epoch = 0;  // epoch with the lowest validation loss
   double seconds = 0;
-  std::string message;  // why it stopped, for diverged / pruned / early stopped
+  std::string message;            // why it stopped, for diverged / pruned / early stopped
   std::vector<float> parameters;  // the final weights, when asked for
 };
 

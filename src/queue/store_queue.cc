@@ -95,8 +95,8 @@ class StoreQueue final : public TrialQueue {
   const std::chrono::milliseconds poll_max_;
   const int max_prefetch_;
   std::mutex mu_;
-  std::deque<Delivery> prefetched_;  // GUARDED_BY(mu_)
-  int batch_ = 1;                    // GUARDED_BY(mu_)
+  std::deque<Delivery> prefetched_;                     // GUARDED_BY(mu_)
+  int batch_ = 1;                                       // GUARDED_BY(mu_)
   std::chrono::steady_clock::time_point last_receive_;  // GUARDED_BY(mu_)
   LeaseKeeper keeper_;  // last: its thread uses the members above and stops first
 };

@@ -4,10 +4,10 @@
 #include "store/sqlite_store.h"
 
 #include <algorithm>
-#include <tuple>
 #include <filesystem>
 #include <mutex>
 #include <regex>
+#include <tuple>
 
 #include "common/error.h"
 #include "store/migrations.h"
@@ -272,7 +272,7 @@ class SqliteStore final : public Store {
 
   std::vector<double> epoch_values(int64_t study_id, int epoch, EpochField field,
                                    int64_t exclude_trial) override {
-    const char* column = field == EpochField::kTrainLoss  ? "e.train_loss"
+    const char* column = field == EpochField::kTrainLoss ? "e.train_loss"
                          : field == EpochField::kValLoss ? "e.val_loss"
                                                          : "e.val_metric";
     std::lock_guard lock(mu_);
@@ -324,10 +324,10 @@ class SqliteStore final : public Store {
       const int64_t expires = now + options.lease.count();
       std::vector<Claim> claims;
       auto take = [&](int limit, bool fresh_only) {
-        Query q = options.study_id ? db_.query(kInStudy, worker_id, expires, now, limit,
-                                               fresh_only ? 1 : 0, options.study_id)
-                                   : db_.query(kAny, worker_id, expires, now, limit,
-                                               fresh_only ? 1 : 0);
+        Query q = options.study_id
+                      ? db_.query(kInStudy, worker_id, expires, now, limit, fresh_only ? 1 : 0,
+                                  options.study_id)
+                      : db_.query(kAny, worker_id, expires, now, limit, fresh_only ? 1 : 0);
         while (q.next())
           claims.push_back(Claim{q.i64(0), q.i32(1), q.i64(2), q.i64(3), q.text(4),
                                  parse(q.text(5), "trials.params"), at(expires)});
@@ -346,7 +346,6 @@ class SqliteStore final : public Store {
       return claims;
     });
   }
-
 
   int64_t expire_leases(const ClaimOptions& options) override {
     check("expire_leases", options);
@@ -410,12 +409,11 @@ class SqliteStore final : public Store {
       std::vector<bool> applied;
       for (size_t i = 0; i < finishes.size(); ++i) {
         const TrialFinish& f = finishes[i];
-        const int64_t changed =
-            db_.exec(sql("UPDATE trials SET status = ?3, result = ?4, value = ?5, error = ?6, "
-                         "finished_at = ?7, lease_expires = NULL WHERE id = ?1 AND ",
-                         kCurrentAttempt),
-                     f.trial_id, f.attempt, to_string(f.status), prepared[i].result, f.value,
-                     f.error, now);
+        const int64_t changed = db_.exec(
+            sql("UPDATE trials SET status = ?3, result = ?4, value = ?5, error = ?6, "
+                "finished_at = ?7, lease_expires = NULL WHERE id = ?1 AND ",
+                kCurrentAttempt),
+            f.trial_id, f.attempt, to_string(f.status), prepared[i].result, f.value, f.error, now);
         if (changed == 0) {
           if (!db_.query("SELECT 1 FROM trials WHERE id = ?1", f.trial_id).next())
             throw no_trial("finish_trial", f.trial_id);
@@ -432,7 +430,6 @@ class SqliteStore final : public Store {
       return applied;
     });
   }
-
 
   bool release_trial(int64_t trial_id, int attempt) override {
     check_attempt("release_trial", attempt);
@@ -532,8 +529,7 @@ class SqliteStore final : public Store {
       db_.exec(
           "INSERT OR REPLACE INTO epochs (trial_id, attempt, epoch, train_loss, val_loss, "
           "val_metric, seconds, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-          trial_id, attempt, r.epoch, r.train_loss, r.val_loss, r.val_metric, r.seconds,
-          extras[i]);
+          trial_id, attempt, r.epoch, r.train_loss, r.val_loss, r.val_metric, r.seconds, extras[i]);
     }
   }
 

@@ -96,8 +96,8 @@ class Store {
                                           const ClaimOptions& options) = 0;
   // As claim_next, for up to `max` trials in one transaction (lowest numbers first), so a
   // worker on short trials pays one transaction for several claims. Empty when none.
-  virtual std::vector<Claim> claim_batch(const std::string& worker_id,
-                                         const ClaimOptions& options, int max) = 0;
+  virtual std::vector<Claim> claim_batch(const std::string& worker_id, const ClaimOptions& options,
+                                         int max) = 0;
   // Running trials whose lease ran out (their worker died or hung) lose their attempt
   // (outcome "lost"); a trial with options.max_attempts lost attempts becomes failed with
   // the reason ("worker lost 3 times"), the others go back to queued (cancelled if their

@@ -32,8 +32,8 @@ int64_t Coordinator::top_up(int64_t max_in_flight) {
   std::vector<Suggestion> in_flight;
   if (sampler_->adaptive()) {
     const store::StudyCounts c = store_.counts(study_id_);
-    room = std::min(room, max_in_flight - c[store::TrialStatus::kQueued] -
-                              c[store::TrialStatus::kRunning]);
+    room = std::min(
+        room, max_in_flight - c[store::TrialStatus::kQueued] - c[store::TrialStatus::kRunning]);
     if (room <= 0) return 0;
     finished = observations();
     in_flight = pending();

@@ -22,7 +22,8 @@ TrialSpec TrialSpec::from_json(const json& j) {
   TrialSpec t;
   json rest = j;
   if (j.contains("dataset")) {
-    if (!j["dataset"].is_string()) throw invalid_argument("dataset: expected a name, got " + j["dataset"].dump());
+    if (!j["dataset"].is_string())
+      throw invalid_argument("dataset: expected a name, got " + j["dataset"].dump());
     t.dataset = j["dataset"].get<std::string>();
     rest.erase("dataset");
   }
@@ -52,7 +53,9 @@ TrialSpec TrialSpec::from_json(const json& j) {
 
 namespace {
 
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json finite_or_null(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 json epoch_json(const nn::EpochRecord& r, const nn::Task& task) {
   const std::string metric = task.classification() ? "accuracy" : "rmse";
@@ -101,8 +104,12 @@ json TrialOutcome::to_json() const {
   return out;
 }
 
-nn::Examples PreparedData::train() const { return examples(split.train); }
-nn::Examples PreparedData::validation() const { return examples(split.validation); }
+nn::Examples PreparedData::train() const {
+  return examples(split.train);
+}
+nn::Examples PreparedData::validation() const {
+  return examples(split.validation);
+}
 
 PreparedData prepare_data(const TrialSpec& spec) {
   data::Dataset all = data::load(spec.dataset);

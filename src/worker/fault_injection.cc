@@ -12,10 +12,14 @@ namespace {
 
 std::string_view point_name(CrashPoint p) {
   switch (p) {
-    case CrashPoint::kBeforeTraining: return "before_training";
-    case CrashPoint::kAfterEpoch: return "after_epoch";
-    case CrashPoint::kAfterTraining: return "after_training";
-    case CrashPoint::kAfterCommit: return "after_commit";
+    case CrashPoint::kBeforeTraining:
+      return "before_training";
+    case CrashPoint::kAfterEpoch:
+      return "after_epoch";
+    case CrashPoint::kAfterTraining:
+      return "after_training";
+    case CrashPoint::kAfterCommit:
+      return "after_commit";
   }
   return "";
 }

@@ -4,8 +4,7 @@
 
 namespace layerlab::worker {
 
-Heartbeat::Heartbeat(store::Store& store, std::string worker_id,
-                     std::chrono::milliseconds interval)
+Heartbeat::Heartbeat(store::Store& store, std::string worker_id, std::chrono::milliseconds interval)
     : store_(store), id_(std::move(worker_id)), interval_(interval), thread_([this] { run(); }) {}
 
 Heartbeat::~Heartbeat() {

@@ -6,9 +6,12 @@ namespace layerlab::worker {
 
 double EpochMetric::of(const nn::EpochRecord& r) const {
   switch (field) {
-    case store::EpochField::kTrainLoss: return r.train_loss;
-    case store::EpochField::kValLoss: return r.val_loss;
-    case store::EpochField::kValMetric: return r.val_metric;
+    case store::EpochField::kTrainLoss:
+      return r.train_loss;
+    case store::EpochField::kValLoss:
+      return r.val_loss;
+    case store::EpochField::kValMetric:
+      return r.val_metric;
   }
   return std::nan("");
 }
@@ -34,10 +37,14 @@ namespace {
 
 store::TrialStatus store_status(nn::TrialStatus s) {
   switch (s) {
-    case nn::TrialStatus::kCompleted: return store::TrialStatus::kCompleted;
-    case nn::TrialStatus::kEarlyStopped: return store::TrialStatus::kEarlyStopped;
-    case nn::TrialStatus::kDiverged: return store::TrialStatus::kDiverged;
-    case nn::TrialStatus::kPruned: return store::TrialStatus::kPruned;
+    case nn::TrialStatus::kCompleted:
+      return store::TrialStatus::kCompleted;
+    case nn::TrialStatus::kEarlyStopped:
+      return store::TrialStatus::kEarlyStopped;
+    case nn::TrialStatus::kDiverged:
+      return store::TrialStatus::kDiverged;
+    case nn::TrialStatus::kPruned:
+      return store::TrialStatus::kPruned;
   }
   return store::TrialStatus::kFailed;
 }

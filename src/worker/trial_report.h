@@ -2,10 +2,9 @@
 // the study's metric value), derived from the trainer's outcome.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "nn/trainer.h"
 #include "store/records.h"

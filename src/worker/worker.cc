@@ -152,8 +152,13 @@ class Worker {
   }
 
   void fail(const queue::Delivery& d, const std::string& why) {
-    store::TrialFinish f{d.trial_id, d.attempt, store::TrialStatus::kFailed,
-                         nlohmann::json{{"status", "failed"}, {"message", why}}, std::nullopt, why, {}};
+    store::TrialFinish f{d.trial_id,
+                         d.attempt,
+                         store::TrialStatus::kFailed,
+                         nlohmann::json{{"status", "failed"}, {"message", why}},
+                         std::nullopt,
+                         why,
+                         {}};
     report(d, std::move(f), /*short_trial=*/false);
   }
 
@@ -217,9 +222,8 @@ class Worker {
       if (queue_->lost(d)) lost = true;
       if (interrupted || lost) return false;
       if (!decide) return true;
-      const std::vector<double> others = with_backoff([&] {
-        return store_->epoch_values(d.study_id, r.epoch, metric.field, d.trial_id);
-      });
+      const std::vector<double> others = with_backoff(
+          [&] { return store_->epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); });
       return !sc->pruner->should_prune(r.epoch, metric.of(r), others, sc->spec.maximize);
     };
     study::TrialOutcome outcome;

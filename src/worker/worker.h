@@ -30,9 +30,9 @@ struct WorkerOptions {
 };
 
 struct WorkerSummary {
-  int64_t trials = 0;         // results committed
-  int64_t handed_back = 0;    // trials requeued on a stop request
-  int64_t lost = 0;           // trials abandoned because their lease was lost
+  int64_t trials = 0;       // results committed
+  int64_t handed_back = 0;  // trials requeued on a stop request
+  int64_t lost = 0;         // trials abandoned because their lease was lost
 };
 
 // Runs until `stop` becomes true or, with exit_when_done, the study is over.

@@ -4,8 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,8 +26,8 @@ inline std::string read_file(const std::filesystem::path& p) {
 
 // Runs `LAYERLAB_BINARY args` through the shell (args are trusted test strings).
 inline CommandResult run_layerlab(const std::string& args, const std::string& env = "") {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("layerlab-cli-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("layerlab-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto out = dir / "stdout", err = dir / "stderr";
   const std::string cmd = env + (env.empty() ? "" : " ") + LAYERLAB_BINARY + std::string(" ") +

@@ -26,9 +26,9 @@ TEST(TrainCommand, DigitsTwoBySixtyFourReachesNinetyFivePercent) {
   EXPECT_GE(r["metrics"]["val_accuracy"].get<double>(), 0.95);
   EXPECT_EQ(r["train_rows"].get<int>() + r["validation_rows"].get<int>(), 1797);
   // Every parameter resolved, defaults included, so the trial reruns exactly.
-  for (const char* key : {"dataset", "hidden_layers", "units", "activation", "optimizer",
-                          "learning_rate", "batch_size", "epochs", "seed", "init",
-                          "validation_fraction", "split_seed"})
+  for (const char* key :
+       {"dataset", "hidden_layers", "units", "activation", "optimizer", "learning_rate",
+        "batch_size", "epochs", "seed", "init", "validation_fraction", "split_seed"})
     EXPECT_TRUE(r["params"].contains(key)) << key;
   EXPECT_NE(r["backend"].get<std::string>().find("cpu"), std::string::npos);
 }
@@ -81,22 +81,26 @@ TEST_P(TrainBadInput, OneLineReasonAndExitCode) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, TrainBadInput,
     ::testing::Values(
-        BadInput{"--units -3", 2, "layerlab train: error: units: expected a positive integer, got -3"},
+        BadInput{"--units -3", 2,
+                 "layerlab train: error: units: expected a positive integer, got -3"},
         BadInput{"--units many", 2, "--units: cannot read 'many'"},
         BadInput{"--activation rellu", 2, "unknown activation 'rellu' (did you mean 'relu'?)"},
         BadInput{"--optimizer adamm", 2, "unknown optimizer 'adamm' (did you mean 'adam'?)"},
         BadInput{"--dropout 1.5", 2, "dropout: expected a rate in [0, 1), got 1.5"},
         BadInput{"--dataset digitz", 2, "did you mean 'digits'?"},
-        BadInput{"--trial /nonexistent/trial.json", 2, "--trial: cannot open '/nonexistent/trial.json'"},
+        BadInput{"--trial /nonexistent/trial.json", 2,
+                 "--trial: cannot open '/nonexistent/trial.json'"},
         BadInput{"--device tpu", 2, "unknown device 'tpu'"},
-        BadInput{"--validation-fraction 1.5", 2, "validation_fraction: expected a fraction in [0, 1), got 1.5"}));
+        BadInput{"--validation-fraction 1.5", 2,
+                 "validation_fraction: expected a fraction in [0, 1), got 1.5"}));
 
 TEST(TrainCommand, MalformedTrialFileIsReported) {
   const auto path = std::filesystem::temp_directory_path() / "layerlab-bad-trial.json";
   std::ofstream(path) << R"({"units": 8, "epochz": 3})";
   const auto r = run_layerlab("train --trial " + path.string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown parameter 'epochz' (did you mean 'epochs'?)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown parameter 'epochz' (did you mean 'epochs'?)"), std::string::npos)
+      << r.err;
   std::ofstream(path) << "{not json";
   const auto r2 = run_layerlab("train --trial " + path.string());
   EXPECT_EQ(r2.exit_code, 2);

@@ -28,8 +28,9 @@ class BadStudyFile : public ::testing::TestWithParam<std::string> {
     dir_ = testing::fresh_dir("bad-study");
     store_ = "sqlite:" + (dir_ / "layerlab.db").string();
     std::ofstream(dir_ / "ok.yaml") << "name: ok\ndatasets: [iris]\nparameters:\n"
-                                        "  units: {values: [4, 8]}\n  epochs: {value: 2}\n";
-    const auto r = testing::run_layerlab("run " + (dir_ / "ok.yaml").string() + " --workers 1 --store " + store_);
+                                       "  units: {values: [4, 8]}\n  epochs: {value: 2}\n";
+    const auto r = testing::run_layerlab("run " + (dir_ / "ok.yaml").string() +
+                                         " --workers 1 --store " + store_);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static json studies() {
@@ -43,7 +44,8 @@ class BadStudyFile : public ::testing::TestWithParam<std::string> {
 
 TEST_P(BadStudyFile, IsRefusedWithItsLocationAndStoresNothing) {
   const json before = studies();
-  const fs::path file = fs::path(LAYERLAB_SOURCE_DIR) / "tests/data/studies" / (GetParam() + ".yaml");
+  const fs::path file =
+      fs::path(LAYERLAB_SOURCE_DIR) / "tests/data/studies" / (GetParam() + ".yaml");
   const auto r = testing::run_layerlab("run " + file.string() + " --workers 1 --store " + store_);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
@@ -56,7 +58,9 @@ TEST_P(BadStudyFile, IsRefusedWithItsLocationAndStoresNothing) {
 INSTANTIATE_TEST_SUITE_P(Files, BadStudyFile, ::testing::ValuesIn(bad_files()),
                          [](const auto& p) { return p.param; });
 
-TEST(BadStudyFile, AtLeastTwentyCases) { EXPECT_GE(bad_files().size(), 20u); }
+TEST(BadStudyFile, AtLeastTwentyCases) {
+  EXPECT_GE(bad_files().size(), 20u);
+}
 
 TEST(BadStudyFile, MissingFileIsNamed) {
   const auto r = testing::run_layerlab("run /nonexistent/study.yaml --store sqlite:/tmp/never.db");

@@ -2,6 +2,8 @@
 // completes with every trial done exactly once; workers killed at chosen points, a killed
 // `run`, Ctrl-C and resume; ASHA stops the trials that cannot learn; malformed study files
 // store nothing.
+#include "integration/run_command.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,8 +11,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
-
-#include "integration/run_command.h"
 
 namespace layerlab {
 namespace {
@@ -64,9 +64,9 @@ std::map<int64_t, json> trials_by_number(const json& exported) {
 
 testing::CommandResult run_study(const Study& s, const std::string& extra = "",
                                  const std::string& env = "") {
-  return run_layerlab("run " + s.file.string() + " --store " + s.store +
-                          " --workers 2 --lease-seconds 1 " + extra,
-                      env);
+  return run_layerlab(
+      "run " + s.file.string() + " --store " + s.store + " --workers 2 --lease-seconds 1 " + extra,
+      env);
 }
 
 TEST(RunCommand, StudyCompletesWithLeaderboardAndResumeRedoesNothing) {
@@ -98,7 +98,8 @@ TEST(RunCommand, StudyCompletesWithLeaderboardAndResumeRedoesNothing) {
   const auto csv = run_layerlab("export quick --format csv --store " + s.store);
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 17);
-  const auto top = run_layerlab("trials quick --sort value --desc --limit 3 --json --store " + s.store);
+  const auto top =
+      run_layerlab("trials quick --sort value --desc --limit 3 --json --store " + s.store);
   ASSERT_EQ(top.exit_code, 0) << top.err;
   const json best = json::parse(top.out);
   ASSERT_EQ(best.size(), 3u);
@@ -113,8 +114,10 @@ TEST(RunCommand, ChangedStudyFileUnderTheSameNameIsRefused) {
   std::ofstream(s.file) << changed;
   const auto r = run_study(s);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("study 'quick' already exists in " + s.store + " with a different study file"),
-            std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("study 'quick' already exists in " + s.store + " with a different study file"),
+      std::string::npos)
+      << r.err;
   EXPECT_EQ(status(s, "quick")["counts"]["completed"], 16);
 }
 
@@ -123,7 +126,9 @@ struct CrashCase {
   int expected_attempts;  // of the trial killed at that point
 };
 
-void PrintTo(const CrashCase& c, std::ostream* os) { *os << c.point; }
+void PrintTo(const CrashCase& c, std::ostream* os) {
+  *os << c.point;
+}
 
 class WorkerKilledAt : public ::testing::TestWithParam<CrashCase> {};
 
@@ -140,8 +145,8 @@ std::vector<std::string> outcomes(const json& trial) {
 // again.
 TEST_P(WorkerKilledAt, EveryTrialEndsDoneExactlyOnce) {
   const Study s = write_study("run-crash-" + GetParam().point, kQuickStudy);
-  const std::string env = "LAYERLAB_TEST_CRASH=" + GetParam().point + ":3 LAYERLAB_TEST_CRASH_ONCE=" +
-                          (s.dir / "crashed").string();
+  const std::string env = "LAYERLAB_TEST_CRASH=" + GetParam().point +
+                          ":3 LAYERLAB_TEST_CRASH_ONCE=" + (s.dir / "crashed").string();
   const auto r = run_study(s, "", env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(std::filesystem::exists(s.dir / "crashed")) << "the hook never fired";
@@ -151,7 +156,8 @@ TEST_P(WorkerKilledAt, EveryTrialEndsDoneExactlyOnce) {
     EXPECT_EQ(t["status"], "completed") << "trial " << n;
     const std::vector<std::string> o = outcomes(t);
     EXPECT_EQ(std::count(o.begin(), o.end(), "completed"), 1) << "trial " << n;
-    EXPECT_EQ(std::count(o.begin(), o.end(), "lost") + 1, static_cast<long>(o.size())) << "trial " << n;
+    EXPECT_EQ(std::count(o.begin(), o.end(), "lost") + 1, static_cast<long>(o.size()))
+        << "trial " << n;
   }
   EXPECT_EQ(outcomes(trials.at(3)).size(), static_cast<size_t>(GetParam().expected_attempts));
 }
@@ -235,9 +241,13 @@ void interrupt_and_resume(int signal) {
   }
 }
 
-TEST(RunCommand, KilledRunResumesWithoutRedoingFinishedTrials) { interrupt_and_resume(SIGKILL); }
+TEST(RunCommand, KilledRunResumesWithoutRedoingFinishedTrials) {
+  interrupt_and_resume(SIGKILL);
+}
 
-TEST(RunCommand, CtrlCStopsCleanlyAndRunResumes) { interrupt_and_resume(SIGINT); }
+TEST(RunCommand, CtrlCStopsCleanlyAndRunResumes) {
+  interrupt_and_resume(SIGINT);
+}
 
 TEST(RunCommand, AshaPrunesTheConfigurationsThatCannotLearn) {
   const Study s = write_study("run-asha", R"(name: asha

@@ -1,7 +1,8 @@
+#include "common/strings.h"
+
 #include <gtest/gtest.h>
 
 #include "common/registry.h"
-#include "common/strings.h"
 
 namespace layerlab {
 namespace {

@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "common/error.h"
-#include "support/temp_and_errors.h"
 #include "data/dataset.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab::data::testing {
 
@@ -22,7 +22,6 @@ inline std::string fixture(std::string_view name) {
 
 using ::layerlab::testing::TempDir;
 using ::layerlab::testing::throws_error;
-
 
 #define EXPECT_LOAD_ERROR(spec, code, part) \
   EXPECT_TRUE(                              \

@@ -109,11 +109,12 @@ TEST(ActivationDerivative, MatchesFiniteDifferences) {
     const Activation a = activations().get(name);
     for (float z = -4.f; z <= 4.f; z += 0.37f) {
       const double h = 1e-3;
-      const double numeric =
-          (double(backend::act::forward(a, float(z + h))) - backend::act::forward(a, float(z - h))) /
-          (2 * h);
+      const double numeric = (double(backend::act::forward(a, float(z + h))) -
+                              backend::act::forward(a, float(z - h))) /
+                             (2 * h);
       const float analytic = backend::act::derivative(a, z, backend::act::forward(a, z));
-      EXPECT_NEAR(analytic, numeric, 2e-3 * std::max(1.0, std::abs(numeric))) << name << " at " << z;
+      EXPECT_NEAR(analytic, numeric, 2e-3 * std::max(1.0, std::abs(numeric)))
+          << name << " at " << z;
     }
   }
 }

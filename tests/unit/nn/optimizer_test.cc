@@ -17,7 +17,9 @@ struct Reference {
 void reference_step(UpdateRule rule, Reference& r, double g, const StepHyper& h, int t) {
   const double lr = h.lr, wd = h.weight_decay, mu = h.momentum;
   switch (rule) {
-    case UpdateRule::kSgd: r.w -= lr * (g + wd * r.w); break;
+    case UpdateRule::kSgd:
+      r.w -= lr * (g + wd * r.w);
+      break;
     case UpdateRule::kMomentum:
       r.s1 = mu * r.s1 + (g + wd * r.w);
       r.w -= lr * r.s1;
@@ -31,8 +33,10 @@ void reference_step(UpdateRule rule, Reference& r, double g, const StepHyper& h,
     case UpdateRule::kAdam:
     case UpdateRule::kAdamW: {
       double gi = g;
-      if (rule == UpdateRule::kAdamW) r.w *= 1 - lr * wd;
-      else gi += wd * r.w;
+      if (rule == UpdateRule::kAdamW)
+        r.w *= 1 - lr * wd;
+      else
+        gi += wd * r.w;
       r.s1 = 0.9 * r.s1 + 0.1 * gi;
       r.s2 = 0.999 * r.s2 + 0.001 * gi * gi;
       const double mhat = r.s1 / (1 - std::pow(0.9, t)), vhat = r.s2 / (1 - std::pow(0.999, t));
@@ -60,9 +64,8 @@ TEST_P(UpdateRuleTest, MatchesDefinitionOverSteps) {
   const UpdateRule rule = GetParam();
   auto b = make_cpu_backend(1);
   const std::vector<float> w0 = {0.5f, -1.25f, 2.0f, 0.0f};
-  const std::vector<float> grads[3] = {{0.1f, -0.4f, 1.5f, -0.02f},
-                                       {0.3f, 0.2f, -0.5f, 0.01f},
-                                       {-0.2f, 0.1f, 0.7f, 0.0f}};
+  const std::vector<float> grads[3] = {
+      {0.1f, -0.4f, 1.5f, -0.02f}, {0.3f, 0.2f, -0.5f, 0.01f}, {-0.2f, 0.1f, 0.7f, 0.0f}};
   std::vector<float> w = w0, s1(4, 0.f), s2(4, 0.f);
   std::vector<Reference> ref;
   for (float v : w0) ref.push_back({v});
@@ -93,8 +96,8 @@ TEST_P(UpdateRuleTest, ZeroLearningRateFreezesParameters) {
   StepHyper h;
   h.lr = 0.f;
   h.weight_decay = 0.1f;
-  b->optimizer_step(GetParam(), 1, 2, {w.data(), 2}, {g.data(), 2}, {s1.data(), 2},
-                    {s2.data(), 2}, std::span<const StepHyper>(&h, 1));
+  b->optimizer_step(GetParam(), 1, 2, {w.data(), 2}, {g.data(), 2}, {s1.data(), 2}, {s2.data(), 2},
+                    std::span<const StepHyper>(&h, 1));
   EXPECT_EQ(w[0], 0.5f);
   EXPECT_EQ(w[1], -1.f);
 }

@@ -1,9 +1,10 @@
+#include "nn/params.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
-#include "nn/params.h"
 #include "nn/registries.h"
 
 namespace layerlab::nn {
@@ -55,24 +56,30 @@ TEST(Params, BadValuesNameTheParameter) {
 
 TEST(Params, UnknownNamesListTheKnownOnes) {
   const std::string act = error_of({{"activation", "rellu"}});
-  EXPECT_NE(act.find("activation: unknown activation 'rellu' (did you mean 'relu'?)"), std::string::npos) << act;
+  EXPECT_NE(act.find("activation: unknown activation 'rellu' (did you mean 'relu'?)"),
+            std::string::npos)
+      << act;
   EXPECT_NE(act.find("known: elu, gelu, leaky_relu, linear, relu, selu, sigmoid, softplus, tanh"),
-            std::string::npos) << act;
+            std::string::npos)
+      << act;
   const std::string opt = error_of({{"optimizer", "adamm"}});
   EXPECT_NE(opt.find("did you mean 'adam'?"), std::string::npos) << opt;
   const std::string init = error_of({{"init", "xavier"}});
   EXPECT_NE(init.find("known: glorot_normal, glorot_uniform, he_normal, he_uniform, lecun_normal"),
-            std::string::npos) << init;
+            std::string::npos)
+      << init;
 }
 
 TEST(Params, UnknownKeySuggestsTheClosest) {
   const std::string msg = error_of({{"learning_rat", 0.1}});
   EXPECT_NE(msg.find("unknown parameter 'learning_rat' (did you mean 'learning_rate'?)"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
 }
 
 TEST(Registries, EveryStudyNameResolves) {
-  for (const char* a : {"relu", "leaky_relu", "elu", "selu", "gelu", "tanh", "sigmoid", "softplus", "linear"})
+  for (const char* a :
+       {"relu", "leaky_relu", "elu", "selu", "gelu", "tanh", "sigmoid", "softplus", "linear"})
     EXPECT_TRUE(activations().contains(a)) << a;
   for (const char* o : {"sgd", "momentum", "nesterov", "adam", "adamw", "rmsprop", "adagrad"})
     EXPECT_TRUE(optimizers().contains(o)) << o;

@@ -14,7 +14,8 @@ namespace layerlab::nn::testing {
 inline std::vector<float> normal_values(size_t n, uint64_t seed) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) {
-    const double u1 = backend::uniform01(seed, 1, 2 * i), u2 = backend::uniform01(seed, 1, 2 * i + 1);
+    const double u1 = backend::uniform01(seed, 1, 2 * i),
+                 u2 = backend::uniform01(seed, 1, 2 * i + 1);
     v[i] = static_cast<float>(std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2 * M_PI * u2));
   }
   return v;

@@ -1,10 +1,11 @@
+#include "nn/trainer.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "backend/cpu_backend.h"
 #include "common/error.h"
-#include "nn/trainer.h"
 #include "test_util.h"
 
 namespace layerlab::nn {
@@ -164,8 +165,7 @@ TEST(Trainer, RegressionReportsRmseAndLearns) {
   auto b = backend::make_cpu_backend(1);
   Blobs train = make_blobs(400, 1), val = make_blobs(100, 2);
   for (Blobs* d : {&train, &val})
-    for (int64_t r = 0; r < d->rows; ++r)
-      d->y[r] = 2.f * d->x[r * 4] - d->x[r * 4 + 1] + 0.5f;
+    for (int64_t r = 0; r < d->rows; ++r) d->y[r] = 2.f * d->x[r * 4] - d->x[r * 4 + 1] + 0.5f;
   Params p = small_params();
   p.epochs = 20;
   const TrainResult r = train_one(*b, p, Task{0, 1}, train, val);

@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "common/error.h"
-#include "support/temp_and_errors.h"
 #include "store/store.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab::store::testing {
 
@@ -44,7 +44,6 @@ class StoreTest : public ::testing::Test {
   ManualClock clock_;
   std::unique_ptr<Store> store_ = reopen();
 };
-
 
 #define EXPECT_STORE_ERROR(stmt, code, part) \
   EXPECT_TRUE(::layerlab::store::testing::throws_error([&] { stmt; }, code, part))

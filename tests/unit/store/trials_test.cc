@@ -152,7 +152,8 @@ TEST_F(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
   ASSERT_TRUE(store_->release_trial(claims[2].trial_id, claims[2].attempt));
   const Claim retry = *store_->claim_next("w", {study});
   ASSERT_EQ(retry.trial_id, claims[2].trial_id);
-  ASSERT_TRUE(store_->append_epochs(retry.trial_id, retry.attempt, {{1, 9.0, 9.0, 0.9, 0.1, nullptr}}));
+  ASSERT_TRUE(
+      store_->append_epochs(retry.trial_id, retry.attempt, {{1, 9.0, 9.0, 0.9, 0.1, nullptr}}));
 
   std::vector<double> v =
       store_->epoch_values(study, 1, EpochField::kValMetric, claims[0].trial_id);

@@ -1,9 +1,10 @@
+#include "study/pruner.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "common/error.h"
-#include "study/pruner.h"
 
 namespace layerlab::study {
 namespace {
@@ -26,8 +27,8 @@ TEST(AshaPruner, DecidesOnlyAtRungs) {
 TEST(AshaPruner, KeepsTheBestThirdAtARung) {
   auto p = asha(1, 3);
   const std::vector<double> others = {0.9, 0.8, 0.7, 0.6, 0.5};  // with this trial: 6 values
-  EXPECT_FALSE(p->should_prune(1, 0.95, others, true));  // the best
-  EXPECT_FALSE(p->should_prune(1, 0.85, others, true));  // second of six: within 6/3 = 2
+  EXPECT_FALSE(p->should_prune(1, 0.95, others, true));          // the best
+  EXPECT_FALSE(p->should_prune(1, 0.85, others, true));          // second of six: within 6/3 = 2
   EXPECT_TRUE(p->should_prune(1, 0.75, others, true));
   // Minimising: the lowest values survive.
   EXPECT_FALSE(p->should_prune(1, 0.4, others, false));
@@ -49,7 +50,7 @@ TEST(MedianPruner, PrunesBelowTheMedianAfterWarmup) {
   c.min_trials = 3;
   auto p = make_pruner(c);
   const std::vector<double> others = {0.5, 0.6, 0.7, 0.8};  // median 0.65
-  EXPECT_FALSE(p->should_prune(2, 0.1, others, true));  // warm-up
+  EXPECT_FALSE(p->should_prune(2, 0.1, others, true));      // warm-up
   EXPECT_TRUE(p->should_prune(3, 0.6, others, true));
   EXPECT_FALSE(p->should_prune(3, 0.7, others, true));
   EXPECT_TRUE(p->should_prune(3, 0.7, others, false));
@@ -64,7 +65,8 @@ TEST(Pruners, NoneAndUnknownTypes) {
     make_pruner(c);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown early_terminate type 'hyperbnd'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown early_terminate type 'hyperbnd'"),
+              std::string::npos);
   }
   c.type = "asha";
   c.eta = 1;
