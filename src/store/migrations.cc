@@ -70,8 +70,17 @@ CREATE TABLE workers (
 );
 )sql";
 
+// Trials carry the coordinator's estimate of their cost; workers claim the most expensive
+// queued trial first, so a study does not end with one long trial and idle workers.
+constexpr const char* kV2 = R"sql(
+ALTER TABLE trials ADD COLUMN cost REAL NOT NULL DEFAULT 0;
+DROP INDEX trials_by_queue;
+CREATE INDEX trials_by_claim ON trials (status, study_id, cost DESC, number);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
+    {2, "trial cost: claim the longest trials first", kV2},
 };
 
 constexpr const char* kVersionTable = R"sql(

@@ -78,6 +78,7 @@ struct NewTrial {
   int64_t number = 0;
   std::string dataset{};
   nlohmann::json params = nlohmann::json::object();  // fully resolved, seed included
+  double cost = 0;  // relative estimate; queued trials are claimed highest cost first
 };
 
 struct TrialRecord {

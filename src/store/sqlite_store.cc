@@ -160,9 +160,9 @@ class SqliteStore final : public Store {
       for (size_t i = 0; i < trials.size(); ++i) {
         const NewTrial& t = trials[i];
         int64_t added = db_.exec(
-            "INSERT INTO trials (study_id, number, dataset, params, status, created_at) "
-            "VALUES (?1, ?2, ?3, ?4, 'queued', ?5) ON CONFLICT (study_id, number) DO NOTHING",
-            study_id, t.number, t.dataset, params[i], now);
+            "INSERT INTO trials (study_id, number, dataset, params, status, created_at, cost) "
+            "VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6) ON CONFLICT (study_id, number) DO NOTHING",
+            study_id, t.number, t.dataset, params[i], now, t.cost);
         if (added == 1) {
           ids.push_back(db_.last_insert_rowid());
         } else {
@@ -306,20 +306,20 @@ class SqliteStore final : public Store {
     return db_.write("claim_next", [&]() -> std::vector<Claim> {
       int64_t now = now_ms();
       expire(options, now);
-      // The queued trial with the lowest (study, number); then, only if that one is fresh,
-      // more fresh ones. A retried trial comes alone, so a trial that kills its worker
+      // The queued trial first in (study, highest cost, number); then, only if that one is
+      // fresh, more fresh ones. A retried trial comes alone, so a trial that kills its worker
       // cannot make trials claimed with it lose attempts again and again.
       static constexpr const char* kAny =
           "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
           "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN "
           "(SELECT id FROM trials WHERE status = 'queued' AND (?5 = 0 OR attempts = 0) "
-          "ORDER BY study_id, number LIMIT ?4) "
+          "ORDER BY study_id, cost DESC, number LIMIT ?4) "
           "RETURNING id, attempts, study_id, number, dataset, params";
       static constexpr const char* kInStudy =
           "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
           "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN "
           "(SELECT id FROM trials WHERE status = 'queued' AND study_id = ?6 AND "
-          "(?5 = 0 OR attempts = 0) ORDER BY number LIMIT ?4) "
+          "(?5 = 0 OR attempts = 0) ORDER BY cost DESC, number LIMIT ?4) "
           "RETURNING id, attempts, study_id, number, dataset, params";
       const int64_t expires = now + options.lease.count();
       std::vector<Claim> claims;
@@ -335,7 +335,8 @@ class SqliteStore final : public Store {
       take(1, false);
       if (claims.empty()) return claims;
       if (max > 1 && claims.front().attempt == 1) take(max - 1, true);
-      std::sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
+      // The first claim is the one to start with; the ones taken ahead follow by number.
+      std::sort(claims.begin() + 1, claims.end(), [](const Claim& a, const Claim& b) {
         return std::tie(a.study_id, a.number) < std::tie(b.study_id, b.number);
       });
       for (const Claim& c : claims)

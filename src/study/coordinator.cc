@@ -8,6 +8,16 @@ namespace {
 
 constexpr int64_t kBatch = 2000;  // trials per add_trials transaction
 
+// Multiply-adds per training example over the whole run, without the input layer (the
+// dataset is not loaded here): enough to start the longest trials first.
+double relative_cost(const TrialSpec& t) {
+  const std::vector<int> widths = t.params.hidden_widths();
+  double per_example = 0;
+  for (size_t i = 1; i < widths.size(); ++i) per_example += double(widths[i - 1]) * widths[i];
+  if (!widths.empty()) per_example += widths.back() + widths.front();
+  return per_example * t.params.epochs;
+}
+
 TrialSpec trial_of(const store::TrialRecord& r) {
   nlohmann::json params = r.params;
   params["dataset"] = r.dataset;
@@ -46,7 +56,7 @@ int64_t Coordinator::top_up(int64_t max_in_flight) {
       if (!s) break;
       nlohmann::json params = s->trial.to_json();
       params.erase("dataset");
-      batch.push_back({s->number, s->trial.dataset, std::move(params)});
+      batch.push_back({s->number, s->trial.dataset, std::move(params), relative_cost(s->trial)});
       if (sampler_->adaptive()) in_flight.push_back(std::move(*s));  // the constant liar sees it
     }
     if (batch.empty()) break;
