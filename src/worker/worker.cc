@@ -99,7 +99,8 @@ class Worker {
     while (!stop_) {
       std::optional<queue::Delivery> d;
       try {
-        d = queue_->receive(milliseconds(200));
+        // Results waiting to be committed must not wait for the queue as well.
+        d = queue_->receive(unreported_.empty() ? milliseconds(200) : milliseconds(0));
       } catch (const Error& e) {
         if (!retryable(e)) throw;
         std::this_thread::sleep_for(idle_wait);
