@@ -41,14 +41,6 @@ class Registry {
     return out;
   }
 
-  // The name registered for `value` (the first one, in name order).
-  template <typename U>
-  std::string name_of(const U& value) const {
-    for (const auto& [name, v] : entries_)
-      if (v == value) return name;
-    throw internal_error("unregistered " + kind_);
-  }
-
   std::string unknown_message(std::string_view name) const {
     std::string msg = "unknown " + kind_ + " '" + std::string(name) + "'";
     std::string hint = closest_match(name, names());

@@ -123,20 +123,6 @@ std::vector<float> Network::parameters(int member) const {
   return out;
 }
 
-std::vector<float> Network::running_statistics(int member) const {
-  std::vector<float> out;
-  for (const Layer& l : layers_) {
-    if (!l.running_mean.size()) continue;
-    for (const auto* buf : {&l.running_mean, &l.running_var}) {
-      std::vector<float> part(static_cast<size_t>(l.out));
-      b_.download(part.data(), buf->data() + static_cast<int64_t>(member) * l.out,
-                  part.size() * sizeof(float));
-      out.insert(out.end(), part.begin(), part.end());
-    }
-  }
-  return out;
-}
-
 backend::Backend::BatchNormState Network::bn_state(Layer& l) {
   backend::Backend::BatchNormState s;
   s.gamma = at(params_, l.gamma);

@@ -48,8 +48,6 @@ class Network {
   void initialize(int member, Init init, uint64_t seed);
   void set_parameters(int member, std::span<const float> flat);
   std::vector<float> parameters(int member) const;
-  // Running statistics of batch norm layers: [layer][member][width] flattened, mean then var.
-  std::vector<float> running_statistics(int member) const;
 
   // Forward pass over x [pack][rows][inputs] on the device. Training mode uses batch
   // statistics and dropout; `step` selects dropout masks (same step, same masks).

@@ -61,14 +61,4 @@ const Registry<Schedule>& schedules() {
   return r;
 }
 
-const Registry<backend::Loss>& losses() {
-  static const Registry<backend::Loss> r = [] {
-    Registry<backend::Loss> reg("loss");
-    reg.add("cross_entropy", backend::Loss::kSoftmaxCrossEntropy)
-        .add("mse", backend::Loss::kMeanSquaredError);
-    return reg;
-  }();
-  return r;
-}
-
 }  // namespace layerlab::nn

@@ -1,5 +1,6 @@
 // Name registries for the parts a study file names: activations, optimizers, initialisers,
-// learning-rate schedules. Adding one is a line here plus its kernel in backend/ops.h.
+// learning-rate schedules (the loss follows the task: see nn::Task). Adding one is a line
+// here plus its kernel in backend/ops.h.
 #pragma once
 
 #include <string>
@@ -23,6 +24,5 @@ const Registry<backend::Activation>& activations();
 const Registry<OptimizerInfo>& optimizers();
 const Registry<Init>& initializers();
 const Registry<Schedule>& schedules();
-const Registry<backend::Loss>& losses();
 
 }  // namespace layerlab::nn
