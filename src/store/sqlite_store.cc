@@ -30,7 +30,9 @@ std::optional<Time> opt_at(std::optional<int64_t> ms) {
 constexpr const char* kStudyColumns = "id, name, spec, status, created_at";
 constexpr const char* kTrialColumns =
     "id, study_id, number, dataset, params, status, attempts, lost, result, value, error, "
-    "worker_id, created_at, started_at, finished_at, lease_expires";
+    "worker_id, created_at, started_at, finished_at, lease_expires, seq";
+constexpr const char* kEpochColumns =
+    "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra, seq";
 constexpr const char* kWorkerColumns =
     "id, host, pid, device, started_at, heartbeat_at, current_trial, status";
 
@@ -188,46 +190,39 @@ class SqliteStore final : public Store {
   std::vector<TrialRecord> list_trials(int64_t study_id, const TrialFilter& filter) override {
     if (filter.limit < 0 || filter.offset < 0)
       throw invalid_argument(where("list_trials") + "limit and offset must be >= 0");
-    // The SQL text depends only on the shape of the filter (fixed fragments); every value
-    // is bound, so the statement cache holds a few variants.
-    std::vector<const char*> statuses;  // distinct, so that the variants stay few
-    for (TrialStatus s : kAllTrialStatuses)
-      if (std::find(filter.statuses.begin(), filter.statuses.end(), s) != filter.statuses.end())
-        statuses.push_back(to_string(s));
-    std::string text = sql("SELECT ", kTrialColumns, " FROM trials WHERE study_id = ?1");
-    int next = 2;
-    if (!statuses.empty()) {
-      text += " AND status IN (";
-      for (size_t i = 0; i < statuses.size(); ++i)
-        text += (i ? ", ?" : "?") + std::to_string(next++);
-      text += ")";
-    }
-    int dataset_at = 0;
-    if (!filter.dataset.empty()) {
-      dataset_at = next++;
-      text += " AND dataset = ?" + std::to_string(dataset_at);
-    }
+    FilterSql f = filter_sql(filter);
     int param_at = 0;
-    std::string key = sort_key(filter, next, param_at);
-    text += " ORDER BY ";
+    std::string key = sort_key(filter, f.next, param_at);
+    std::string text = sql("SELECT ", kTrialColumns, " FROM trials WHERE ", f.where, " ORDER BY ");
     if (filter.sort != TrialSort::kNumber) text += key + " IS NULL, ";
     text += key + (filter.descending ? " DESC" : "");
     if (filter.sort != TrialSort::kNumber) text += ", number";
-    int limit_at = next++;
-    text += " LIMIT ?" + std::to_string(limit_at) + " OFFSET ?" + std::to_string(next++);
+    const int limit_at = f.next++;
+    text += " LIMIT ?" + std::to_string(limit_at) + " OFFSET ?" + std::to_string(f.next++);
 
     std::lock_guard lock(mu_);
     return db_.read("list_trials", [&] {
       require_study("list_trials", study_id);
       Query q = db_.query(text, study_id);
-      for (size_t i = 0; i < statuses.size(); ++i) q.bind(static_cast<int>(2 + i), statuses[i]);
-      if (dataset_at) q.bind(dataset_at, filter.dataset);
+      bind_filter(q, f, filter);
       if (param_at) q.bind(param_at, "$." + filter.param);
       q.bind(limit_at, filter.limit > 0 ? filter.limit : int64_t{-1});
       q.bind(limit_at + 1, filter.offset);
       std::vector<TrialRecord> out;
       while (q.next()) out.push_back(read_trial(q));
       return out;
+    });
+  }
+
+  int64_t count_trials(int64_t study_id, const TrialFilter& filter) override {
+    FilterSql f = filter_sql(filter);
+    std::lock_guard lock(mu_);
+    return db_.read("count_trials", [&] {
+      require_study("count_trials", study_id);
+      Query q = db_.query("SELECT COUNT(*) FROM trials WHERE " + f.where, study_id);
+      bind_filter(q, f, filter);
+      q.next();
+      return q.i64(0);
     });
   }
 
@@ -250,22 +245,11 @@ class SqliteStore final : public Store {
     std::lock_guard lock(mu_);
     return db_.read("list_epochs", [&] {
       std::vector<EpochRecord> out;
-      Query q = db_.query(
-          "SELECT trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra "
-          "FROM epochs WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) ORDER BY attempt, epoch",
-          trial_id, attempt);
-      while (q.next()) {
-        EpochRecord r;
-        r.trial_id = q.i64(0);
-        r.attempt = q.i32(1);
-        r.row.epoch = q.i32(2);
-        r.row.train_loss = q.f64(3);
-        r.row.val_loss = q.f64(4);
-        r.row.val_metric = q.f64(5);
-        r.row.seconds = q.f64(6);
-        if (!q.is_null(7)) r.row.extra = parse(q.text(7), "epochs.extra");
-        out.push_back(std::move(r));
-      }
+      Query q = db_.query(sql("SELECT ", kEpochColumns,
+                              " FROM epochs WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) "
+                              "ORDER BY attempt, epoch"),
+                          trial_id, attempt);
+      while (q.next()) out.push_back(read_epoch(q));
       return out;
     });
   }
@@ -506,6 +490,40 @@ class SqliteStore final : public Store {
     });
   }
 
+  ChangeCursor change_cursor() override {
+    std::lock_guard lock(mu_);
+    return db_.read("change_cursor", [&] {
+      ChangeCursor c;
+      Query q = db_.query("SELECT name, seq FROM change_counters");
+      while (q.next()) (q.text(0) == "trials" ? c.trials : c.epochs) = q.i64(1);
+      return c;
+    });
+  }
+
+  std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) override {
+    std::lock_guard lock(mu_);
+    return db_.read("trials_changed_since", [&] {
+      std::vector<TrialRecord> out;
+      Query q = db_.query(
+          sql("SELECT ", kTrialColumns, " FROM trials WHERE seq > ?1 ORDER BY seq LIMIT ?2"), after,
+          limit);
+      while (q.next()) out.push_back(read_trial(q));
+      return out;
+    });
+  }
+
+  std::vector<EpochRecord> epochs_since(int64_t after, int64_t limit) override {
+    std::lock_guard lock(mu_);
+    return db_.read("epochs_since", [&] {
+      std::vector<EpochRecord> out;
+      Query q = db_.query(
+          sql("SELECT ", kEpochColumns, " FROM epochs WHERE seq > ?1 ORDER BY seq LIMIT ?2"), after,
+          limit);
+      while (q.next()) out.push_back(read_epoch(q));
+      return out;
+    });
+  }
+
   Stats stats() const override { return {db_.transactions(), db_.busy_waits(), db_.retries()}; }
 
  private:
@@ -594,6 +612,38 @@ class SqliteStore final : public Store {
     return failed + requeued;
   }
 
+  // The WHERE clause of a trial filter: study ?1, then statuses and dataset from ?2 on.
+  struct FilterSql {
+    std::string where;
+    std::vector<const char*> statuses;  // distinct, in a fixed order: the SQL variants stay few
+    int dataset_at = 0;
+    int next = 2;  // the next free placeholder
+  };
+
+  static FilterSql filter_sql(const TrialFilter& filter) {
+    FilterSql f;
+    f.where = "study_id = ?1";
+    for (TrialStatus s : kAllTrialStatuses)
+      if (std::find(filter.statuses.begin(), filter.statuses.end(), s) != filter.statuses.end())
+        f.statuses.push_back(to_string(s));
+    if (!f.statuses.empty()) {
+      f.where += " AND status IN (";
+      for (size_t i = 0; i < f.statuses.size(); ++i)
+        f.where += (i ? ", ?" : "?") + std::to_string(f.next++);
+      f.where += ")";
+    }
+    if (!filter.dataset.empty()) {
+      f.dataset_at = f.next++;
+      f.where += " AND dataset = ?" + std::to_string(f.dataset_at);
+    }
+    return f;
+  }
+
+  static void bind_filter(Query& q, const FilterSql& f, const TrialFilter& filter) {
+    for (size_t i = 0; i < f.statuses.size(); ++i) q.bind(static_cast<int>(2 + i), f.statuses[i]);
+    if (f.dataset_at) q.bind(f.dataset_at, filter.dataset);
+  }
+
   // The ORDER BY expression for the filter's sort key; binds the parameter's JSON path
   // (kParam) at the next placeholder.
   std::string sort_key(const TrialFilter& f, int& next, int& param_at) const {
@@ -659,7 +709,22 @@ class SqliteStore final : public Store {
     t.started_at = opt_at(q.opt_i64(13));
     t.finished_at = opt_at(q.opt_i64(14));
     t.lease_expires = opt_at(q.opt_i64(15));
+    t.seq = q.i64(16);
     return t;
+  }
+
+  EpochRecord read_epoch(const Query& q) const {
+    EpochRecord r;
+    r.trial_id = q.i64(0);
+    r.attempt = q.i32(1);
+    r.row.epoch = q.i32(2);
+    r.row.train_loss = q.f64(3);
+    r.row.val_loss = q.f64(4);
+    r.row.val_metric = q.f64(5);
+    r.row.seconds = q.f64(6);
+    if (!q.is_null(7)) r.row.extra = parse(q.text(7), "epochs.extra");
+    r.seq = q.i64(8);
+    return r;
   }
 
   mutable std::mutex mu_;  // serialises calls on db_

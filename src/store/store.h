@@ -77,6 +77,8 @@ class Store {
                                           const std::vector<NewTrial>& trials) = 0;
   virtual TrialRecord get_trial(int64_t id) = 0;  // kNotFound
   virtual std::vector<TrialRecord> list_trials(int64_t study_id, const TrialFilter& filter) = 0;
+  // How many trials list_trials would return without limit and offset.
+  virtual int64_t count_trials(int64_t study_id, const TrialFilter& filter) = 0;
   virtual std::vector<AttemptRecord> list_attempts(int64_t trial_id) = 0;  // by attempt
   // Epoch records of one trial, by (attempt, epoch); attempt 0 means every attempt.
   virtual std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt = 0) = 0;
@@ -135,6 +137,14 @@ class Store {
   virtual void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial) = 0;
   virtual void stop_worker(const std::string& id) = 0;   // status stopped; kNotFound
   virtual std::vector<WorkerRecord> list_workers() = 0;  // by id
+
+  // ---- following changes (the server's event stream and caches)
+  // Every trial added or whose status changed takes the next change number (TrialRecord::
+  // seq), and so does every epoch record stored (EpochRecord::seq); numbers grow in commit
+  // order. These return rows with a number above `after`, by number, at most `limit`.
+  virtual ChangeCursor change_cursor() = 0;
+  virtual std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) = 0;
+  virtual std::vector<EpochRecord> epochs_since(int64_t after, int64_t limit) = 0;
 
   // ---- observability
   struct Stats {
