@@ -1,5 +1,6 @@
 // Files compiled into the binary at build time (datasets, dashboard assets), so an
-// installed layerlab needs no source tree. See cmake/EmbedFiles.cmake.
+// installed layerlab needs no source tree. See cmake/EmbedFiles.cmake: each embedding
+// target defines one list function below.
 #pragma once
 
 #include <optional>
@@ -13,12 +14,12 @@ struct File {
   std::string_view bytes;
 };
 
-// Every embedded file, in the order they were listed at build time.
-const std::vector<File>& all_files();
+const std::vector<File>& data_files();  // data/builtin/*.csv (layerlab_data)
+const std::vector<File>& web_files();   // the dashboard: web/... (layerlab_server)
 
-// The file with this name, if embedded.
-inline std::optional<std::string_view> find(std::string_view name) {
-  for (const File& f : all_files())
+// The file with this name in `files`, if embedded.
+inline std::optional<std::string_view> find(const std::vector<File>& files, std::string_view name) {
+  for (const File& f : files)
     if (f.name == name) return f.bytes;
   return std::nullopt;
 }

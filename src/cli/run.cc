@@ -15,6 +15,7 @@
 #include "cli/worker_pool.h"
 #include "common/error.h"
 #include "queue/trial_queue.h"
+#include "server/server.h"
 #include "study/coordinator.h"
 #include "study/spec.h"
 
@@ -30,6 +31,7 @@ struct RunFlags {
   int max_attempts = 3;
   int leaders = 10;
   bool json = false;
+  int dashboard = -1;  // port; -1: no dashboard, 0: any free port
 };
 
 // The study in the store: created, or the stored one when this file describes it exactly.
@@ -76,6 +78,15 @@ int run(const RunFlags& f) {
   const int workers =
       f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
   coordinator.top_up(2 * workers);
+  std::unique_ptr<server::Server> dashboard;
+  if (f.dashboard >= 0) {
+    server::ServerOptions o;
+    o.store_url = f.store_url;
+    o.port = f.dashboard;
+    dashboard = std::make_unique<server::Server>(o);
+    dashboard->start();
+    std::cerr << "dashboard at " << dashboard->url() << "#/study/" << study_id << std::endl;
+  }
   const int64_t finished_at_start = store->counts(study_id).finished();
   std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers\n",
                            resumed ? "resuming" : "running", spec.name, f.store_url,
@@ -141,6 +152,9 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();
   cmd->add_flag("--json", f->json, "print the leaderboard as JSON");
+  cmd->add_flag("--dashboard{8080}", f->dashboard,
+                "serve the dashboard on 127.0.0.1 while the study runs (--dashboard=PORT; 0: any "
+                "free port)");
   cmd->callback([f] { command_exit_code() = run(*f); });
 }
 

@@ -37,6 +37,9 @@ inline Error not_found(const std::string& m) {
 inline Error failed_precondition(const std::string& m) {
   return {ErrorCode::kFailedPrecondition, m};
 }
+inline Error unavailable(const std::string& m) {
+  return {ErrorCode::kUnavailable, m};
+}
 inline Error internal_error(const std::string& m) {
   return {ErrorCode::kInternal, m};
 }

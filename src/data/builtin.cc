@@ -33,7 +33,7 @@ const std::vector<Builtin>& builtins() {
 
 Dataset load_builtin(const Builtin& b) {
   std::string file = std::string("data/builtin/") + b.name + ".csv";
-  auto bytes = embedded::find(file);
+  auto bytes = embedded::find(embedded::data_files(), file);
   if (!bytes) throw internal_error("built-in dataset " + file + " is not embedded in the binary");
   CsvOptions options;
   options.labels.declared_classes = static_cast<int>(b.class_names.size());

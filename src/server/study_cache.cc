@@ -1,0 +1,181 @@
+#include "server/study_cache.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace layerlab::server {
+namespace {
+
+using nlohmann::json;
+
+int32_t intern(std::vector<std::string>& table, const std::string& s) {
+  auto it = std::find(table.begin(), table.end(), s);
+  if (it != table.end()) return static_cast<int32_t>(it - table.begin());
+  table.push_back(s);
+  return static_cast<int32_t>(table.size() - 1);
+}
+
+// Metric values are few per trial and the names repeat: intern them on the study.
+double number_of(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_boolean()) return j.get<bool>() ? 1.0 : 0.0;
+  return std::nan("");
+}
+
+CachedTrial reduce(StudyView& v, const store::TrialRecord& t) {
+  CachedTrial c;
+  c.id = t.id;
+  c.number = t.number;
+  c.seq = t.seq;
+  c.dataset = intern(v.datasets, t.dataset);
+  c.status = t.status;
+  if (t.value) c.value = *t.value;
+  c.params.resize(v.param_names.size());
+  for (size_t i = 0; i < v.param_names.size(); ++i) {
+    auto p = t.params.find(v.param_names[i]);
+    if (p == t.params.end()) continue;
+    if (p->is_string())
+      c.params[i].string = intern(v.strings, p->get<std::string>());
+    else
+      c.params[i].number = number_of(*p);
+  }
+  if (t.result.is_object()) {
+    c.seconds = number_of(t.result.value("seconds", json()));
+    c.epochs_run = number_of(t.result.value("epochs_run", json()));
+    auto m = t.result.find("metrics");
+    if (m != t.result.end() && m->is_object()) {
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        const size_t k = static_cast<size_t>(intern(v.metric_names, it.key()));
+        if (c.metrics.size() <= k) c.metrics.resize(k + 1, std::nan(""));
+        c.metrics[k] = number_of(it.value());
+      }
+    }
+  }
+  return c;
+}
+
+void upsert(StudyView& v, const store::TrialRecord& t) {
+  auto it = v.index.find(t.id);
+  if (it != v.index.end() && v.trials[it->second].seq >= t.seq) return;  // not newer
+  // Finished trials stay finished, so a trial without results is one not finished yet.
+  if (!has_results(t.status)) return;
+  if (it != v.index.end()) {
+    v.trials[it->second] = reduce(v, t);
+  } else {
+    v.index[t.id] = v.trials.size();
+    v.trials.push_back(reduce(v, t));
+  }
+  ++v.generation;
+  v.responses.clear();
+}
+
+}  // namespace
+
+bool has_results(store::TrialStatus s) {
+  return s == store::TrialStatus::kCompleted || s == store::TrialStatus::kEarlyStopped ||
+         s == store::TrialStatus::kPruned;
+}
+
+int StudyView::param_index(const std::string& name) const {
+  auto it = std::find(param_names.begin(), param_names.end(), name);
+  return it == param_names.end() ? -1 : static_cast<int>(it - param_names.begin());
+}
+
+int StudyView::metric_index(const std::string& name) const {
+  auto it = std::find(metric_names.begin(), metric_names.end(), name);
+  return it == metric_names.end() ? -1 : static_cast<int>(it - metric_names.begin());
+}
+
+std::optional<BestTrial> StudyView::best() const {
+  std::optional<BestTrial> best;
+  for (const CachedTrial& t : trials) {
+    if (std::isnan(t.value)) continue;
+    const bool better = !best || (spec.maximize ? t.value > best->value : t.value < best->value) ||
+                        (t.value == best->value && t.number < best->number);
+    if (better) best = BestTrial{t.id, t.number, t.value};
+  }
+  return best;
+}
+
+json StudyView::scalar_json(const Scalar& s) const {
+  if (s.string >= 0) return strings[static_cast<size_t>(s.string)];
+  return number_or_null(s.number);
+}
+
+StudyCache::StudyCache(store::Store& store) : store_(store) {}
+
+std::shared_ptr<StudyCache::Entry> StudyCache::entry(int64_t study_id) {
+  std::lock_guard lock(mu_);
+  auto& e = entries_[study_id];
+  if (!e) e = std::make_shared<Entry>();
+  return e;
+}
+
+void StudyCache::load(int64_t study_id, Entry& e) {
+  const store::StudyRecord record = store_.get_study(study_id);  // kNotFound
+  auto v = std::make_unique<StudyView>();
+  v->id = study_id;
+  v->spec = study::StudySpec::from_json(record.spec);
+  v->total = v->spec.total_trials();
+  for (const auto& [name, domain] : v->spec.parameters) v->param_names.push_back(name);
+  v->param_names.push_back("seed");
+  v->datasets = v->spec.datasets;
+  store::TrialFilter f;
+  f.statuses = {store::TrialStatus::kCompleted, store::TrialStatus::kEarlyStopped,
+                store::TrialStatus::kPruned};
+  for (const store::TrialRecord& t : store_.list_trials(study_id, f)) upsert(*v, t);
+  e.view = std::move(v);
+}
+
+void StudyCache::with_study(int64_t study_id, const std::function<void(StudyView&)>& f) {
+  std::shared_ptr<Entry> e = entry(study_id);
+  std::lock_guard lock(e->mu);
+  if (!e->view) {
+    try {
+      load(study_id, *e);
+    } catch (const Error&) {
+      std::lock_guard entries_lock(mu_);
+      entries_.erase(study_id);  // an unknown study must not stay as an empty entry
+      throw;
+    }
+  }
+  f(*e->view);
+}
+
+std::shared_ptr<const std::string> StudyCache::response(
+    int64_t study_id, const std::string& key, const std::function<std::string(StudyView&)>& make) {
+  std::shared_ptr<const std::string> out;
+  with_study(study_id, [&](StudyView& v) {
+    auto it = v.responses.find(key);
+    if (it == v.responses.end())
+      it = v.responses.emplace(key, std::make_shared<const std::string>(make(v))).first;
+    out = it->second;
+  });
+  return out;
+}
+
+void StudyCache::apply(const std::vector<store::TrialRecord>& changed) {
+  std::map<int64_t, std::vector<const store::TrialRecord*>> by_study;
+  for (const store::TrialRecord& t : changed) by_study[t.study_id].push_back(&t);
+  for (const auto& [study_id, trials] : by_study) {
+    std::shared_ptr<Entry> e;
+    {
+      std::lock_guard lock(mu_);
+      auto it = entries_.find(study_id);
+      if (it == entries_.end()) continue;  // not loaded: it will load the current state
+      e = it->second;
+    }
+    std::lock_guard lock(e->mu);
+    if (!e->view) continue;
+    for (const store::TrialRecord* t : trials) upsert(*e->view, *t);
+  }
+}
+
+std::optional<BestTrial> StudyCache::best(int64_t study_id) {
+  std::optional<BestTrial> out;
+  with_study(study_id, [&](StudyView& v) { out = v.best(); });
+  return out;
+}
+
+}  // namespace layerlab::server

@@ -1,0 +1,106 @@
+// StudyCache: the finished trials of each study the dashboard looks at, held in memory in
+// a compact form, so that plot aggregates (summary, columns) and the best trial cost a
+// pass over arrays instead of a store query that parses 50,000 JSON documents.
+//
+// A study is loaded from the store on first use; after that the change feed applies every
+// changed trial (apply), in change-number order, so the cache lags the store by one poll.
+// Each change bumps the study's generation, which keys the cached responses.
+//
+// Thread-safety: all calls may be made from any thread; a study's view is read and changed
+// under its own lock.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/views.h"
+#include "store/store.h"
+#include "study/spec.h"
+
+namespace layerlab::server {
+
+// A parameter value: a number (bools as 0/1), or a string interned in StudyView::strings.
+struct Scalar {
+  double number = std::nan("");
+  int32_t string = -1;  // index into strings; -1 for numbers
+  bool missing() const { return string < 0 && std::isnan(number); }
+};
+
+// One finished trial (completed, early_stopped or pruned), reduced to what plots read.
+struct CachedTrial {
+  int64_t id = 0;
+  int64_t number = 0;
+  int64_t seq = 0;
+  int32_t dataset = 0;  // index into datasets
+  store::TrialStatus status = store::TrialStatus::kCompleted;
+  double value = std::nan("");
+  double seconds = std::nan("");
+  double epochs_run = std::nan("");
+  std::vector<Scalar> params;   // by StudyView::param_names
+  std::vector<double> metrics;  // by StudyView::metric_names (NaN when missing)
+};
+
+struct StudyView {
+  int64_t id = 0;
+  study::StudySpec spec;
+  int64_t total = 0;                     // trials planned
+  std::vector<std::string> param_names;  // the spec's parameters, then "seed"
+  std::vector<std::string> metric_names;
+  std::vector<std::string> datasets;
+  std::vector<std::string> strings;
+  std::vector<CachedTrial> trials;
+  std::unordered_map<int64_t, size_t> index;  // trial id -> position in trials
+  uint64_t generation = 0;
+  std::map<std::string, std::shared_ptr<const std::string>> responses;  // of this generation
+
+  int param_index(const std::string& name) const;   // -1 if unknown
+  int metric_index(const std::string& name) const;  // -1 if unknown
+  std::optional<BestTrial> best() const;
+  // The string form of a scalar (numbers as JSON numbers print).
+  nlohmann::json scalar_json(const Scalar& s) const;
+};
+
+class StudyCache {
+ public:
+  explicit StudyCache(store::Store& store);
+
+  // Runs f(view) under the study's lock, loading the study first if needed. kNotFound for
+  // an unknown study.
+  void with_study(int64_t study_id, const std::function<void(StudyView&)>& f);
+
+  // A response cached for this generation of the study under `key`, computed by `make`
+  // (under the study's lock) when missing.
+  std::shared_ptr<const std::string> response(int64_t study_id, const std::string& key,
+                                              const std::function<std::string(StudyView&)>& make);
+
+  // Applies changed trials (from Store::trials_changed_since) to the loaded studies.
+  void apply(const std::vector<store::TrialRecord>& changed);
+
+  // The best trial of a study, if loaded or loadable.
+  std::optional<BestTrial> best(int64_t study_id);
+
+ private:
+  struct Entry {
+    std::mutex mu;
+    std::unique_ptr<StudyView> view;  // null until loaded
+  };
+  std::shared_ptr<Entry> entry(int64_t study_id);
+  void load(int64_t study_id, Entry& e);
+
+  store::Store& store_;
+  std::mutex mu_;  // guards entries_
+  std::map<int64_t, std::shared_ptr<Entry>> entries_;
+};
+
+// True for the statuses whose trials the cache keeps (they have metrics).
+bool has_results(store::TrialStatus s);
+
+}  // namespace layerlab::server

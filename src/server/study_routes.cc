@@ -1,0 +1,166 @@
+// /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns.
+#include <sstream>
+
+#include "server/aggregates.h"
+#include "server/context.h"
+#include "study/spec.h"
+
+namespace layerlab::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
+
+json summary_of(Context& c, const store::StudyRecord& s) {
+  std::optional<BestTrial> best;
+  int64_t total = 0;
+  c.cache->with_study(s.id, [&](StudyView& v) {
+    best = v.best();
+    total = v.total;
+  });
+  return study_summary(s, c.store().counts(s.id), total, best);
+}
+
+// A study file in a request body: JSON when it looks like an object, else YAML (JSON is
+// YAML too, but nlohmann's messages point at the byte for JSON).
+study::StudySpec parse_body(const std::string& body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw invalid_argument("empty body: send a study file (YAML or JSON)");
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (body[first] == '{') {
+    json j;
+    try {
+      j = json::parse(body);
+    } catch (const json::parse_error& e) {
+      throw invalid_argument(std::string("request body: invalid JSON: ") + e.what());
+    }
+    return study::StudySpec::from_json(j);
+  }
+  return study::parse_study(body, "<request body>");
+}
+
+std::vector<store::TrialStatus> parse_statuses(const std::string& text) {
+  std::vector<store::TrialStatus> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(store::parse_trial_status(item));
+  return out;
+}
+
+store::TrialFilter trial_filter(const httplib::Request& req) {
+  store::TrialFilter f;
+  try {
+    f.statuses = parse_statuses(query_text(req, "status", ""));
+  } catch (const Error& e) {
+    throw invalid_argument(std::string("status: ") + e.what());
+  }
+  f.dataset = query_text(req, "dataset", "");
+  const std::string sort = query_text(req, "sort", "number");
+  static const std::map<std::string, store::TrialSort> kSorts = {
+      {"number", store::TrialSort::kNumber},     {"value", store::TrialSort::kValue},
+      {"started", store::TrialSort::kStarted},   {"finished", store::TrialSort::kFinished},
+      {"duration", store::TrialSort::kDuration},
+  };
+  if (auto it = kSorts.find(sort); it != kSorts.end()) {
+    f.sort = it->second;
+  } else if (sort.rfind("params.", 0) == 0) {
+    f.sort = store::TrialSort::kParam;
+    f.param = sort.substr(7);
+  } else {
+    throw invalid_argument("sort: unknown key '" + sort +
+                           "'; use number, value, started, finished, duration or params.NAME");
+  }
+  const std::string order = query_text(req, "order", "asc");
+  if (order != "asc" && order != "desc")
+    throw invalid_argument("order: expected asc or desc, got '" + order + "'");
+  f.descending = order == "desc";
+  f.limit = query_int(req, "limit", 50, 1, 1000);
+  f.offset = query_int(req, "offset", 0, 0, int64_t{1} << 40);
+  return f;
+}
+
+std::vector<std::string> split_fields(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw invalid_argument("fields: required, e.g. fields=number,value");
+  return out;
+}
+
+}  // namespace
+
+void add_study_routes(Router& r, Context& c) {
+  r.get("/api/v1/studies", [&c](const httplib::Request&, httplib::Response& res) {
+    json list = json::array();
+    for (const store::StudyRecord& s : c.store().list_studies()) list.push_back(summary_of(c, s));
+    send_json(res, {{"studies", std::move(list)}});
+  });
+
+  r.post("/api/v1/studies", [&c](const httplib::Request& req, httplib::Response& res) {
+    const study::StudySpec spec = parse_body(req.body);
+    const int64_t id = c.store().create_study(spec.name, spec.to_json());
+    send_json(res, {{"id", id}, {"name", spec.name}, {"total", spec.total_trials()}}, 201);
+  });
+
+  r.get(kStudy, [&c](const httplib::Request& req, httplib::Response& res) {
+    const store::StudyRecord s = c.study(req.matches[1]);
+    json out = summary_of(c, s);
+    out["spec"] = s.spec;
+    c.cache->with_study(s.id, [&](StudyView& v) {
+      out["datasets"] = v.spec.datasets;
+      json names = json::array();
+      for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
+      out["parameters"] = std::move(names);
+    });
+    if (out["best"].is_object())
+      out["best"] = trial_summary(c.store().get_trial(out["best"]["trial_id"].get<int64_t>()));
+    send_json(res, out);
+  });
+
+  r.post(std::string(kStudy) + "/cancel",
+         [&c](const httplib::Request& req, httplib::Response& res) {
+           const store::StudyRecord s = c.study(req.matches[1]);
+           if (s.status != store::StudyStatus::kRunning)
+             throw failed_precondition("study '" + s.name + "' is already " + to_string(s.status));
+           send_json(res, {{"id", s.id}, {"cancelled", c.store().cancel_study(s.id)}});
+         });
+
+  r.get(std::string(kStudy) + "/trials", [&c](const httplib::Request& req, httplib::Response& res) {
+    const store::TrialFilter f = trial_filter(req);  // bad parameters before the lookup
+    const store::StudyRecord s = c.study(req.matches[1]);
+    store::Store& store = c.store();
+    json trials = json::array();
+    for (const store::TrialRecord& t : store.list_trials(s.id, f))
+      trials.push_back(trial_summary(t));
+    send_json(res, {{"total", store.count_trials(s.id, f)},
+                    {"offset", f.offset},
+                    {"limit", f.limit},
+                    {"trials", std::move(trials)}});
+  });
+
+  r.get(std::string(kStudy) + "/summary",
+        [&c](const httplib::Request& req, httplib::Response& res) {
+          SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
+                         query_text(req, "group", "")};
+          const int64_t id = c.study(req.matches[1]).id;
+          const auto body = c.cache->response(id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group,
+                                              [&](StudyView& v) { return summarize(v, q).dump(); });
+          send_json_text(res, *body);
+        });
+
+  r.get(std::string(kStudy) + "/columns",
+        [&c](const httplib::Request& req, httplib::Response& res) {
+          const std::string text = query_text(req, "fields", "number,value");
+          const std::vector<std::string> fields = split_fields(text);
+          const int64_t limit = query_int(req, "limit", 5000, 1, 50000);
+          const int64_t id = c.study(req.matches[1]).id;
+          const auto body = c.cache->response(
+              id, "columns\n" + text + "\n" + std::to_string(limit),
+              [&](StudyView& v) { return columns(v, fields, static_cast<size_t>(limit)).dump(); });
+          send_json_text(res, *body);
+        });
+}
+
+}  // namespace layerlab::server
