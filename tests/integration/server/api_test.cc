@@ -1,0 +1,284 @@
+// The read side of the REST API over real HTTP against `layerlab serve` on a real SQLite
+// store that `layerlab run` filled: every GET endpoint, paging, sorting, aggregates,
+// errors, static files and path traversal.
+#include <fstream>
+
+#include "server_process.h"
+
+namespace layerlab::testing {
+namespace {
+
+using nlohmann::json;
+
+// 2 datasets x 3 depths x 2 activations x 2 seeds = 24 trials, 3 epochs each.
+constexpr const char* kStudy = R"(name: api-study
+datasets: [iris, wine]
+metric: {name: val_accuracy, goal: maximize}
+method: grid
+seeds: [0, 1]
+parameters:
+  hidden_layers: {values: [1, 2, 3]}
+  activation: {values: [relu, tanh]}
+  units: {value: 16}
+  epochs: {value: 3}
+)";
+
+class ApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::filesystem::path(fresh_dir("server-api"));
+    std::ofstream(*dir_ / "study.yaml") << kStudy;
+    const std::string url = "sqlite:" + (*dir_ / "store.db").string();
+    const CommandResult r =
+        run_layerlab("run " + (*dir_ / "study.yaml").string() + " --store " + url + " -w 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    server_ = new ServerProcess(url, *dir_ / "serve");
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+
+  // GET path: the status and the body as JSON (null when it is not JSON).
+  static std::pair<int, json> get(const std::string& path) {
+    auto r = server_->client()->Get(path);
+    if (!r) return {-1, nullptr};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  static void expect_error(const std::string& path, int status, const std::string& part) {
+    auto [code, body] = get(path);
+    EXPECT_EQ(code, status) << path;
+    ASSERT_TRUE(body.contains("error")) << path << ": " << body.dump();
+    EXPECT_NE(body["error"]["message"].get<std::string>().find(part), std::string::npos)
+        << path << ": " << body.dump();
+    EXPECT_FALSE(body["error"]["code"].get<std::string>().empty());
+  }
+
+  static std::filesystem::path* dir_;
+  static ServerProcess* server_;
+};
+std::filesystem::path* ApiTest::dir_ = nullptr;
+ServerProcess* ApiTest::server_ = nullptr;
+
+TEST_F(ApiTest, StudiesListAndOneStudyByIdOrName) {
+  auto [code, list] = get("/api/v1/studies");
+  ASSERT_EQ(code, 200);
+  ASSERT_EQ(list["studies"].size(), 1u);
+  const json& s = list["studies"][0];
+  EXPECT_EQ(s["name"], "api-study");
+  EXPECT_EQ(s["status"], "finished");
+  EXPECT_EQ(s["total"], 24);
+  EXPECT_EQ(s["finished"], 24);
+  EXPECT_EQ(s["counts"]["completed"], 24);
+  EXPECT_EQ(s["goal"], "maximize");
+  ASSERT_TRUE(s["best"].is_object());
+
+  auto [code1, by_id] = get("/api/v1/studies/" + std::to_string(s["id"].get<int>()));
+  auto [code2, by_name] = get("/api/v1/studies/api-study");
+  ASSERT_EQ(code1, 200);
+  ASSERT_EQ(code2, 200);
+  EXPECT_EQ(by_id, by_name);
+  EXPECT_EQ(by_id["datasets"], json({"iris", "wine"}));
+  EXPECT_EQ(by_id["parameters"], json({"hidden_layers", "activation", "units", "epochs"}));
+  EXPECT_EQ(by_id["spec"]["name"], "api-study");
+  // The best trial is the one with the highest value among all trials.
+  auto [code3, all] = get("/api/v1/studies/api-study/trials?limit=1000");
+  ASSERT_EQ(code3, 200);
+  double best = -1;
+  for (const json& t : all["trials"]) best = std::max(best, t["value"].get<double>());
+  EXPECT_DOUBLE_EQ(by_id["best"]["value"].get<double>(), best);
+  EXPECT_EQ(by_id["best"]["status"], "completed");
+
+  expect_error("/api/v1/studies/999", 404, "no study with id 999");
+  expect_error("/api/v1/studies/no-such-study", 404, "no study named 'no-such-study'");
+}
+
+TEST_F(ApiTest, TrialsArePagedFilteredAndSorted) {
+  auto [code, page] = get("/api/v1/studies/api-study/trials?limit=10&offset=20");
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(page["total"], 24);
+  EXPECT_EQ(page["offset"], 20);
+  ASSERT_EQ(page["trials"].size(), 4u);
+  EXPECT_EQ(page["trials"][0]["number"], 20);
+  EXPECT_EQ(page["trials"][0]["status"], "completed");
+  EXPECT_TRUE(page["trials"][0]["metrics"].contains("val_accuracy"));
+  EXPECT_GT(page["trials"][0]["seconds"].get<double>(), 0);
+
+  auto [c2, sorted] = get("/api/v1/studies/api-study/trials?sort=value&order=desc&limit=24");
+  ASSERT_EQ(c2, 200);
+  for (size_t i = 1; i < sorted["trials"].size(); ++i)
+    EXPECT_GE(sorted["trials"][i - 1]["value"].get<double>(),
+              sorted["trials"][i]["value"].get<double>());
+
+  auto [c3, by_depth] =
+      get("/api/v1/studies/api-study/trials?sort=params.hidden_layers&order=desc&limit=5");
+  ASSERT_EQ(c3, 200);
+  for (const json& t : by_depth["trials"]) EXPECT_EQ(t["params"]["hidden_layers"], 3);
+
+  auto [c4, wine] = get("/api/v1/studies/api-study/trials?dataset=wine&status=completed,pruned");
+  ASSERT_EQ(c4, 200);
+  EXPECT_EQ(wine["total"], 12);
+  for (const json& t : wine["trials"]) EXPECT_EQ(t["dataset"], "wine");
+  auto [c5, none] = get("/api/v1/studies/api-study/trials?status=queued");
+  EXPECT_EQ(none["total"], 0);
+  EXPECT_TRUE(none["trials"].empty());
+
+  expect_error("/api/v1/studies/api-study/trials?limit=0", 400, "limit");
+  expect_error("/api/v1/studies/api-study/trials?limit=1001", 400, "limit");
+  expect_error("/api/v1/studies/api-study/trials?offset=-1", 400, "offset");
+  expect_error("/api/v1/studies/api-study/trials?limit=ten", 400, "limit");
+  expect_error("/api/v1/studies/api-study/trials?sort=colour", 400, "sort: unknown key 'colour'");
+  expect_error("/api/v1/studies/api-study/trials?sort=params.a;drop", 400, "cannot sort by");
+  expect_error("/api/v1/studies/api-study/trials?order=up", 400, "order");
+  expect_error("/api/v1/studies/api-study/trials?status=done", 400, "unknown trial status 'done'");
+  expect_error("/api/v1/studies/404/trials", 404, "no study");
+}
+
+TEST_F(ApiTest, OneTrialWithAttemptsAndCurve) {
+  auto [c0, page] = get("/api/v1/studies/api-study/trials?limit=1");
+  const int64_t id = page["trials"][0]["id"].get<int64_t>();
+  auto [code, t] = get("/api/v1/trials/" + std::to_string(id));
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(t["id"], id);
+  EXPECT_EQ(t["result"]["status"], "completed");
+  ASSERT_EQ(t["attempts"].size(), 1u);
+  EXPECT_EQ(t["attempts"][0]["outcome"], "completed");
+  ASSERT_EQ(t["curve"].size(), 3u);  // 3 epochs
+  EXPECT_EQ(t["curve"][2]["epoch"], 3);
+  EXPECT_DOUBLE_EQ(t["curve"][2]["val_metric"].get<double>(), t["value"].get<double>());
+  expect_error("/api/v1/trials/999999", 404, "no trial with id 999999");
+  expect_error("/api/v1/trials/abc", 404, "no trial with id 'abc'");
+  expect_error("/api/v1/trials/-3", 404, "no trial");
+}
+
+TEST_F(ApiTest, SummaryAggregatesPerDatasetAndGroup) {
+  auto [code, s] =
+      get("/api/v1/studies/api-study/summary?x=hidden_layers&y=value&group=activation");
+  ASSERT_EQ(code, 200) << s.dump();
+  EXPECT_EQ(s["trials"], 24);
+  ASSERT_EQ(s["series"].size(), 4u);  // 2 datasets x 2 activations
+  // Recompute one point from the trials themselves.
+  auto [c2, all] = get("/api/v1/studies/api-study/trials?limit=1000");
+  std::vector<double> ys;
+  for (const json& t : all["trials"])
+    if (t["dataset"] == "iris" && t["params"]["activation"] == "relu" &&
+        t["params"]["hidden_layers"] == 2)
+      ys.push_back(t["value"].get<double>());
+  ASSERT_EQ(ys.size(), 2u);  // 2 seeds
+  const double mean = (ys[0] + ys[1]) / 2;
+  const double sd = std::abs(ys[0] - ys[1]) / std::sqrt(2.0);
+  bool found = false;
+  for (const json& series : s["series"]) {
+    EXPECT_EQ(series["points"].size(), 3u);
+    if (series["dataset"] != "iris" || series["group"] != "relu") continue;
+    const json& p = series["points"][1];
+    EXPECT_EQ(p["x"], 2);
+    EXPECT_EQ(p["n"], 2);
+    EXPECT_NEAR(p["mean"].get<double>(), mean, 1e-12);
+    EXPECT_NEAR(p["std"].get<double>(), sd, 1e-12);
+    found = true;
+  }
+  EXPECT_TRUE(found);
+
+  auto [c3, time] = get("/api/v1/studies/api-study/summary?x=hidden_layers&y=seconds");
+  ASSERT_EQ(c3, 200);
+  ASSERT_EQ(time["series"].size(), 2u);  // one group per dataset
+  EXPECT_TRUE(time["series"][0]["fit"]["slope"].is_number());
+  EXPECT_EQ(time["series"][0]["fit"]["n"], 12);
+
+  auto [c4, metric] = get("/api/v1/studies/api-study/summary?x=activation&y=val_loss");
+  ASSERT_EQ(c4, 200);
+  EXPECT_TRUE(metric["series"][0]["fit"].is_null());  // string x: no line
+  EXPECT_EQ(metric["series"][0]["points"][0]["x"], "relu");
+
+  expect_error("/api/v1/studies/api-study/summary", 400, "x: required");
+  expect_error("/api/v1/studies/api-study/summary?x=depth", 400,
+               "x: unknown parameter 'depth'; the study's parameters are hidden_layers");
+  expect_error("/api/v1/studies/api-study/summary?x=hidden_layers&y=speed", 400, "y: unknown");
+  expect_error("/api/v1/studies/api-study/summary?x=hidden_layers&group=colour", 400, "group");
+}
+
+TEST_F(ApiTest, ColumnsForHistoryAndParallelCoordinates) {
+  auto [code, c] =
+      get("/api/v1/studies/api-study/columns?fields=number,value,params.hidden_layers,"
+          "params.activation,metrics.val_loss,dataset");
+  ASSERT_EQ(code, 200) << c.dump();
+  EXPECT_EQ(c["total"], 24);
+  EXPECT_EQ(c["returned"], 24);
+  EXPECT_EQ(c["columns"]["number"].size(), 24u);
+  EXPECT_EQ(c["columns"]["number"][5], 5);
+  EXPECT_EQ(c["columns"]["params.activation"][0], "relu");
+  EXPECT_EQ(c["columns"]["trial_id"].size(), 24u);
+  auto [c2, thin] = get("/api/v1/studies/api-study/columns?fields=number&limit=6");
+  EXPECT_EQ(thin["total"], 24);
+  EXPECT_EQ(thin["returned"], 6);
+  EXPECT_EQ(thin["columns"]["number"], json({0, 4, 8, 12, 16, 20}));
+  expect_error("/api/v1/studies/api-study/columns?fields=colour", 400, "unknown field 'colour'");
+  expect_error("/api/v1/studies/api-study/columns?fields=params.colour", 400, "colour");
+  expect_error("/api/v1/studies/api-study/columns?limit=0", 400, "limit");
+}
+
+TEST_F(ApiTest, WorkersQueueMetricsAndHealth) {
+  auto [c1, w] = get("/api/v1/workers");
+  ASSERT_EQ(c1, 200);
+  ASSERT_EQ(w["workers"].size(), 2u);  // the run's two workers, stopped
+  for (const json& x : w["workers"]) {
+    EXPECT_EQ(x["status"], "stopped");
+    EXPECT_FALSE(x["alive"].get<bool>());
+    EXPECT_EQ(x["device"], "cpu");
+  }
+  auto [c2, q] = get("/api/v1/queue");
+  ASSERT_EQ(c2, 200);
+  EXPECT_EQ(q["depth"], 0);
+  EXPECT_EQ(q["in_flight"], 0);
+  EXPECT_EQ(q["dead_lettered"], 0);
+  auto [c3, h] = get("/healthz");
+  EXPECT_EQ(c3, 200);
+  EXPECT_EQ(h["status"], "ok");
+  auto m = server_->client()->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  EXPECT_NE(m->body.find("layerlab_trials{study=\"api-study\",status=\"completed\"} 24"),
+            std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("layerlab_workers{status=\"stopped\"} 2"), std::string::npos);
+  EXPECT_NE(m->body.find("layerlab_http_requests_total{code=\"200\"}"), std::string::npos);
+}
+
+TEST_F(ApiTest, UnknownRoutesWrongMethodsAndPathTraversal) {
+  expect_error("/api/v1/nothing", 404, "no route GET /api/v1/nothing");
+  auto r = server_->client()->Delete("/api/v1/studies");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, POST");
+  // Only embedded files are served, under their own names: nothing from the file system.
+  for (const char* path :
+       {"/js/../../CMakeLists.txt", "/js/%2e%2e/%2e%2e/CMakeLists.txt", "/css/..%2f..%2fREADME.md",
+        "/vendor/../CMakeLists.txt", "/js/../index.html", "/web/index.html", "/etc/passwd",
+        "/js//app.js", "/js/.hidden"}) {
+    auto res = server_->client()->Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path;
+    EXPECT_EQ(res->body.find("cmake_minimum_required"), std::string::npos) << path;
+  }
+}
+
+TEST_F(ApiTest, DashboardFilesComeFromTheBinary) {
+  auto index = server_->client()->Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->get_header_value("Content-Type").find("text/html"), std::string::npos);
+  EXPECT_NE(index->body.find("/vendor/plotly.min.js"), std::string::npos);
+  auto app = server_->client()->Get("/js/app.js");
+  ASSERT_TRUE(app);
+  EXPECT_EQ(app->status, 200);
+  EXPECT_NE(app->get_header_value("Content-Type").find("javascript"), std::string::npos);
+  auto plotly = server_->client()->Get("/vendor/plotly.min.js");
+  ASSERT_TRUE(plotly);
+  EXPECT_EQ(plotly->status, 200);
+  EXPECT_GT(plotly->body.size(), 1'000'000u);
+}
+
+}  // namespace
+}  // namespace layerlab::testing

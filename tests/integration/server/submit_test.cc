@@ -1,0 +1,169 @@
+// The write side over real HTTP: creating studies from YAML and JSON (and refusing bad
+// ones without storing anything), the serve coordinator queuing their trials, a worker
+// training them while the event stream reports it, cancelling, and bearer tokens.
+#include <atomic>
+#include <fstream>
+
+#include "server_process.h"
+
+namespace layerlab::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kYaml = R"(name: submitted
+datasets: [iris]
+method: grid
+parameters:
+  hidden_layers: {values: [1, 2, 3, 4]}
+  epochs: {value: 2}
+)";
+
+int study_count(httplib::Client& c) {
+  auto r = c.Get("/api/v1/studies");
+  return r ? static_cast<int>(json::parse(r->body)["studies"].size()) : -1;
+}
+
+void expect_error(const httplib::Result& r, int status, const std::string& part) {
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, status) << r->body;
+  const json body = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(body.contains("error")) << r->body;
+  EXPECT_NE(body["error"]["message"].get<std::string>().find(part), std::string::npos) << r->body;
+}
+
+TEST(ServerSubmit, BadStudyFilesAreRefusedWithTheReasonAndStoreNothing) {
+  const auto dir = fresh_dir("server-bad");
+  ServerProcess server("sqlite:" + (dir / "s.db").string(), dir);
+  auto c = server.client();
+  expect_error(c->Post("/api/v1/studies", "name: x\ndatasets: [iris\n", "application/yaml"), 400,
+               "<request body>:");
+  expect_error(c->Post("/api/v1/studies", "{\"name\": \"x\",", "application/json"), 400,
+               "invalid JSON");
+  expect_error(c->Post("/api/v1/studies",
+                       "name: x\ndatasets: [iris]\nparameters:\n  hiden_layers: {value: 2}\n",
+                       "application/yaml"),
+               400, "hidden_layers");
+  expect_error(
+      c->Post("/api/v1/studies", "name: x\ndatasets: [no-such-data]\n", "application/yaml"), 400,
+      "no-such-data");
+  expect_error(c->Post("/api/v1/studies", "", "application/yaml"), 400, "empty body");
+  expect_error(c->Post("/api/v1/studies", ",", "application/yaml"), 400, "");
+  expect_error(c->Post("/api/v1/studies", std::string(2 << 20, 'a'), "application/yaml"), 413,
+               "request body over 1048576 bytes");
+  EXPECT_EQ(study_count(*c), 0);
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+TEST(ServerSubmit, ACreatedStudyIsQueuedTrainedStreamedAndCancellable) {
+  const auto dir = fresh_dir("server-submit");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  ServerProcess server(url, dir / "serve");
+  auto c = server.client();
+
+  // Listen to the event stream from the start.
+  std::string events;
+  std::mutex events_mu;
+  std::atomic<bool> done{false};
+  std::thread listener([&] {
+    auto sse = server.client();
+    sse->Get("/api/v1/events", [&](const char* data, size_t n) {
+      std::lock_guard lock(events_mu);
+      events.append(data, n);
+      return !done.load();
+    });
+  });
+  auto seen = [&](const std::string& what) {
+    for (int i = 0; i < 300; ++i) {
+      {
+        std::lock_guard lock(events_mu);
+        if (events.find(what) != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+
+  auto created = c->Post("/api/v1/studies", kYaml, "application/yaml");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  const json body = json::parse(created->body);
+  EXPECT_EQ(body["name"], "submitted");
+  EXPECT_EQ(body["total"], 4);
+  const std::string id = std::to_string(body["id"].get<int>());
+  expect_error(c->Post("/api/v1/studies", kYaml, "application/yaml"), 409, "already");
+
+  // serve's coordinator queues the trials; the stream says so.
+  EXPECT_TRUE(seen("event: study\ndata: {\"id\":" + id));
+  EXPECT_TRUE(seen("\"status\":\"queued\""));
+  // A worker process sharing the store trains them: trial, epoch and worker events flow.
+  const CommandResult worker =
+      run_layerlab("worker --store " + url + " --study " + id + " --exit-when-done --quiet");
+  ASSERT_EQ(worker.exit_code, 0) << worker.err;
+  EXPECT_TRUE(seen("\"status\":\"completed\""));
+  EXPECT_TRUE(seen("event: epoch\ndata: {"));
+  EXPECT_TRUE(seen("event: worker\ndata: {"));
+  EXPECT_TRUE(seen("\"status\":\"finished\""));  // the coordinator finished the study
+  auto trials = c->Get("/api/v1/studies/" + id + "/trials?status=completed");
+  ASSERT_TRUE(trials);
+  EXPECT_EQ(json::parse(trials->body)["total"], 4);
+  expect_error(c->Post("/api/v1/studies/" + id + "/cancel", "", "application/json"), 409,
+               "already finished");
+
+  // A second study, as JSON, cancelled before any worker takes it.
+  json spec = {{"name", "to-cancel"},
+               {"datasets", {"wine"}},
+               {"parameters", {{"hidden_layers", {{"values", {1, 2, 3}}}}}}};
+  auto second = c->Post("/api/v1/studies", spec.dump(), "application/json");
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->status, 201) << second->body;
+  const std::string id2 = std::to_string(json::parse(second->body)["id"].get<int>());
+  for (int i = 0; i < 100; ++i) {  // wait for the coordinator to queue them
+    auto q = c->Get("/api/v1/studies/" + id2 + "/trials?status=queued");
+    if (q && json::parse(q->body)["total"] == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto cancelled = c->Post("/api/v1/studies/" + id2 + "/cancel", "", "application/json");
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->status, 200);
+  EXPECT_EQ(json::parse(cancelled->body)["cancelled"], 3);
+  EXPECT_TRUE(seen("\"status\":\"cancelled\""));
+
+  done = true;
+  EXPECT_EQ(server.stop(), 0) << server.log();  // also ends the stream
+  listener.join();
+}
+
+TEST(ServerSubmit, TokenGuardsMutatingRequestsOnly) {
+  const auto dir = fresh_dir("server-token");
+  ServerProcess server("sqlite:" + (dir / "s.db").string(), dir, "--token s3cret");
+  auto c = server.client();
+  expect_error(c->Post("/api/v1/studies", kYaml, "application/yaml"), 401, "Authorization");
+  httplib::Headers wrong = {{"Authorization", "Bearer guess"}};
+  expect_error(c->Post("/api/v1/studies", wrong, kYaml, "application/yaml"), 401, "wrong token");
+  httplib::Headers basic = {{"Authorization", "Basic czNjcmV0"}};
+  expect_error(c->Post("/api/v1/studies", basic, kYaml, "application/yaml"), 401, "wrong token");
+  EXPECT_EQ(study_count(*c), 0);  // reads need no token
+  httplib::Headers right = {{"Authorization", "Bearer s3cret"}};
+  auto ok = c->Post("/api/v1/studies", right, kYaml, "application/yaml");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 201) << ok->body;
+  EXPECT_EQ(study_count(*c), 1);
+}
+
+TEST(ServerSubmit, RefusesToServeBeyondLoopbackWithoutAToken) {
+  const auto dir = fresh_dir("server-bind");
+  const std::string store = " --store sqlite:" + (dir / "s.db").string();
+  CommandResult r = run_layerlab("serve --bind 0.0.0.0:0" + store);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("refusing to serve on 0.0.0.0 without --token"), std::string::npos) << r.err;
+  r = run_layerlab("serve --bind localhost" + store);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--bind: expected HOST:PORT"), std::string::npos) << r.err;
+  r = run_layerlab("serve --bind 127.0.0.1:70000" + store);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the port must be 0 to 65535"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace layerlab::testing
