@@ -7,8 +7,15 @@ BUILD_PKGS=(
   build-essential cmake ninja-build pkg-config git clang-format
   libopenblas-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev zlib1g-dev libsqlite3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libssl-dev
 )
+# The dashboard's Plotly comes from npm (web/package-lock.json); Debian's Node.js unless the
+# machine already has one.
+command -v npm >/dev/null 2>&1 || BUILD_PKGS+=(nodejs npm)
+# Browser tests drive Debian's Chromium through playwright-core (from npm, no browser download).
+BROWSER_PKGS=(chromium)
+# The server load benchmark (wrk, and the sqlite3 shell to count rows).
+LOAD_PKGS=(wrk sqlite3)
 # Reference generation (PyTorch trajectories), dataset export and the peer benchmark.
 PYTHON_PKGS=(python3 python3-numpy python3-torch python3-sklearn)
 # The peers the system benchmarks compare against (../shared/peers): Celery + RabbitMQ, Optuna.
@@ -21,8 +28,9 @@ DATA_PKGS=(dataset-fashion-mnist)
 want=("${BUILD_PKGS[@]}")
 case "${1:-all}" in
   build) ;;
-  test) want+=("${DATA_PKGS[@]}") ;;
-  all) want+=("${DATA_PKGS[@]}" "${PYTHON_PKGS[@]}" "${PEER_PKGS[@]}") ;;
+  test) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}") ;;
+  all) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${PYTHON_PKGS[@]}" "${PEER_PKGS[@]}"
+              "${LOAD_PKGS[@]}") ;;
   *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
 esac
 
@@ -32,11 +40,20 @@ for p in "${want[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#want[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# npm packages at the locked versions (Plotly for the build, playwright-core for the
+# browser tests); again only when the lock file changed since the last install.
+web="$(dirname "$0")/../web"
+if [ ! -f "$web/node_modules/.package-lock.json" ] ||
+   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "install-deps: npm ci in web/"
+  npm ci --prefix "$web" --no-audit --no-fund
+fi

@@ -2,6 +2,8 @@
 
 #include <openssl/crypto.h>
 
+#include <iostream>
+
 namespace layerlab::server {
 namespace {
 
@@ -48,6 +50,8 @@ void Server::install() {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
   http_.set_payload_max_length(c.options.max_body);
+  // httplib closes a kept-alive connection after 5 requests by default: a dashboard polls.
+  http_.set_keep_alive_max_count(10'000);
   http_.set_pre_routing_handler([&c](const httplib::Request& req, httplib::Response& res) {
     if (c.options.token.empty() || !mutating(req.method))
       return httplib::Server::HandlerResponse::Unhandled;
@@ -93,10 +97,20 @@ int Server::start() {
                       " (in use, or not an address of this machine)");
   context_.feed->start();
   thread_ = std::thread([this] { http_.listen_after_bind(); });
+  warm_ = std::thread([this] {
+    try {
+      for (const store::StudyRecord& s : context_.store().list_studies()) {
+        context_.cache->with_study(s.id, [](StudyView&) {});
+      }
+    } catch (const Error& e) {  // requests will load (and report) it themselves
+      std::cerr << "server: warming the study cache: " << e.what() << "\n";
+    }
+  });
   return port_;
 }
 
 void Server::stop() {
+  if (warm_.joinable()) warm_.join();
   context_.hub.close();
   if (thread_.joinable()) {
     http_.stop();

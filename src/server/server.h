@@ -33,6 +33,7 @@ class Server {
   Context context_;
   httplib::Server http_;
   std::thread thread_;
+  std::thread warm_;  // loads every study into the cache once, so first views are fast
   int port_ = 0;
 };
 

@@ -55,7 +55,15 @@ CachedTrial reduce(StudyView& v, const store::TrialRecord& t) {
   return c;
 }
 
+void changed(StudyView& v) {
+  ++v.generation;
+  v.responses.clear();
+}
+
+// Any change of the study's trials invalidates its cached responses (counts, pages); only
+// finished ones with results are kept.
 void upsert(StudyView& v, const store::TrialRecord& t) {
+  changed(v);
   auto it = v.index.find(t.id);
   if (it != v.index.end() && v.trials[it->second].seq >= t.seq) return;  // not newer
   // Finished trials stay finished, so a trial without results is one not finished yet.
@@ -66,8 +74,6 @@ void upsert(StudyView& v, const store::TrialRecord& t) {
     v.index[t.id] = v.trials.size();
     v.trials.push_back(reduce(v, t));
   }
-  ++v.generation;
-  v.responses.clear();
 }
 
 }  // namespace
@@ -148,6 +154,7 @@ std::shared_ptr<const std::string> StudyCache::response(
   std::shared_ptr<const std::string> out;
   with_study(study_id, [&](StudyView& v) {
     auto it = v.responses.find(key);
+    if (it == v.responses.end() && v.responses.size() >= kMaxResponses) v.responses.clear();
     if (it == v.responses.end())
       it = v.responses.emplace(key, std::make_shared<const std::string>(make(v))).first;
     out = it->second;
@@ -172,10 +179,16 @@ void StudyCache::apply(const std::vector<store::TrialRecord>& changed) {
   }
 }
 
-std::optional<BestTrial> StudyCache::best(int64_t study_id) {
-  std::optional<BestTrial> out;
-  with_study(study_id, [&](StudyView& v) { out = v.best(); });
-  return out;
+void StudyCache::touch(int64_t study_id) {
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(study_id);
+    if (it == entries_.end()) return;
+    e = it->second;
+  }
+  std::lock_guard lock(e->mu);
+  if (e->view) changed(*e->view);
 }
 
 }  // namespace layerlab::server

@@ -4,7 +4,9 @@
 //
 // A study is loaded from the store on first use; after that the change feed applies every
 // changed trial (apply), in change-number order, so the cache lags the store by one poll.
-// Each change bumps the study's generation, which keys the cached responses.
+// Any change of a study's trials or status bumps its generation and drops its cached
+// responses (summaries, trial pages, counts): what the dashboard asks for again and again
+// is computed at most once per poll while the study changes, and once while it does not.
 //
 // Thread-safety: all calls may be made from any thread; a study's view is read and changed
 // under its own lock.
@@ -70,10 +72,13 @@ struct StudyView {
 
 class StudyCache {
  public:
+  static constexpr size_t kMaxResponses = 256;  // per study: distinct pages are bounded
+
   explicit StudyCache(store::Store& store);
 
   // Runs f(view) under the study's lock, loading the study first if needed. kNotFound for
-  // an unknown study.
+  // an unknown study. Loading 50,000 trials takes a second or two: Server warms the
+  // studies up when it starts.
   void with_study(int64_t study_id, const std::function<void(StudyView&)>& f);
 
   // A response cached for this generation of the study under `key`, computed by `make`
@@ -84,8 +89,8 @@ class StudyCache {
   // Applies changed trials (from Store::trials_changed_since) to the loaded studies.
   void apply(const std::vector<store::TrialRecord>& changed);
 
-  // The best trial of a study, if loaded or loadable.
-  std::optional<BestTrial> best(int64_t study_id);
+  // Drops the study's cached responses (its status changed outside its trials).
+  void touch(int64_t study_id);
 
  private:
   struct Entry {

@@ -12,14 +12,14 @@ using nlohmann::json;
 
 constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
 
-json summary_of(Context& c, const store::StudyRecord& s) {
-  std::optional<BestTrial> best;
-  int64_t total = 0;
-  c.cache->with_study(s.id, [&](StudyView& v) {
-    best = v.best();
-    total = v.total;
-  });
-  return study_summary(s, c.store().counts(s.id), total, best);
+// Under the study's cache lock (StudyCache::response).
+json summary_of(Context& c, const store::StudyRecord& s, const StudyView& v) {
+  return study_summary(s, c.store().counts(s.id), v.total, v.best());
+}
+
+std::string summary_text(Context& c, const store::StudyRecord& s) {
+  return *c.cache->response(s.id, "summary",
+                            [&](StudyView& v) { return summary_of(c, s, v).dump(); });
 }
 
 // A study file in a request body: JSON when it looks like an object, else YAML (JSON is
@@ -93,9 +93,14 @@ std::vector<std::string> split_fields(const std::string& text) {
 
 void add_study_routes(Router& r, Context& c) {
   r.get("/api/v1/studies", [&c](const httplib::Request&, httplib::Response& res) {
-    json list = json::array();
-    for (const store::StudyRecord& s : c.store().list_studies()) list.push_back(summary_of(c, s));
-    send_json(res, {{"studies", std::move(list)}});
+    std::string body = "{\"studies\":[";
+    bool first = true;
+    for (const store::StudyRecord& s : c.store().list_studies()) {
+      if (!first) body += ',';
+      body += summary_text(c, s);
+      first = false;
+    }
+    send_json_text(res, body + "]}");
   });
 
   r.post("/api/v1/studies", [&c](const httplib::Request& req, httplib::Response& res) {
@@ -106,17 +111,17 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(kStudy, [&c](const httplib::Request& req, httplib::Response& res) {
     const store::StudyRecord s = c.study(req.matches[1]);
-    json out = summary_of(c, s);
-    out["spec"] = s.spec;
-    c.cache->with_study(s.id, [&](StudyView& v) {
+    send_json_text(res, *c.cache->response(s.id, "study", [&](StudyView& v) {
+      json out = summary_of(c, s, v);
+      out["spec"] = s.spec;
       out["datasets"] = v.spec.datasets;
       json names = json::array();
       for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
       out["parameters"] = std::move(names);
-    });
-    if (out["best"].is_object())
-      out["best"] = trial_summary(c.store().get_trial(out["best"]["trial_id"].get<int64_t>()));
-    send_json(res, out);
+      if (out["best"].is_object())
+        out["best"] = trial_summary(c.store().get_trial(out["best"]["trial_id"].get<int64_t>()));
+      return out.dump();
+    }));
   });
 
   r.post(std::string(kStudy) + "/cancel",
@@ -130,14 +135,19 @@ void add_study_routes(Router& r, Context& c) {
   r.get(std::string(kStudy) + "/trials", [&c](const httplib::Request& req, httplib::Response& res) {
     const store::TrialFilter f = trial_filter(req);  // bad parameters before the lookup
     const store::StudyRecord s = c.study(req.matches[1]);
-    store::Store& store = c.store();
-    json trials = json::array();
-    for (const store::TrialRecord& t : store.list_trials(s.id, f))
-      trials.push_back(trial_summary(t));
-    send_json(res, {{"total", store.count_trials(s.id, f)},
-                    {"offset", f.offset},
-                    {"limit", f.limit},
-                    {"trials", std::move(trials)}});
+    std::string key = "trials";
+    for (const auto& [name, value] : req.params) key += "\n" + name + "=" + value;
+    send_json_text(res, *c.cache->response(s.id, key, [&](StudyView&) {
+      store::Store& store = c.store();
+      json trials = json::array();
+      for (const store::TrialRecord& t : store.list_trials(s.id, f))
+        trials.push_back(trial_summary(t));
+      return json{{"total", store.count_trials(s.id, f)},
+                  {"offset", f.offset},
+                  {"limit", f.limit},
+                  {"trials", std::move(trials)}}
+          .dump();
+    }));
   });
 
   r.get(std::string(kStudy) + "/summary",

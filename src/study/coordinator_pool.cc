@@ -35,6 +35,7 @@ void CoordinatorPool::step(int64_t max_in_flight) {
     c.top_up(max_in_flight);
     if (c.complete()) {
       store_.set_study_status(s.id, store::StudyStatus::kFinished);
+      running.erase(s.id);
       report_("study '" + s.name + "' finished: " + std::to_string(c.total_trials()) + " trials");
     }
   }

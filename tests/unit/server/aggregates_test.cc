@@ -1,0 +1,155 @@
+// Plot aggregates over an in-memory study view: known answers.
+#include "server/aggregates.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "support/temp_and_errors.h"
+
+namespace layerlab::server {
+namespace {
+
+using ::layerlab::testing::throws_error;
+using nlohmann::json;
+
+// params: hidden_layers (number), activation (string), seed.
+StudyView view_with(const std::vector<std::tuple<std::string, double, std::string, double>>& rows) {
+  StudyView v;
+  v.param_names = {"hidden_layers", "activation", "seed"};
+  v.metric_names = {"val_loss"};
+  v.spec.maximize = true;
+  int64_t n = 0;
+  for (const auto& [dataset, depth, activation, value] : rows) {
+    CachedTrial t;
+    t.id = 100 + n;
+    t.number = n++;
+    auto d = std::find(v.datasets.begin(), v.datasets.end(), dataset);
+    if (d == v.datasets.end()) d = v.datasets.insert(v.datasets.end(), dataset);
+    t.dataset = static_cast<int32_t>(d - v.datasets.begin());
+    auto s = std::find(v.strings.begin(), v.strings.end(), activation);
+    if (s == v.strings.end()) s = v.strings.insert(v.strings.end(), activation);
+    t.params = {Scalar{depth, -1},
+                Scalar{std::nan(""), static_cast<int32_t>(s - v.strings.begin())}, Scalar{0, -1}};
+    t.value = value;
+    t.seconds = 0.5 * depth + 1;  // exactly linear
+    t.metrics = {1 - value};
+    v.trials.push_back(t);
+  }
+  return v;
+}
+
+TEST(FitLine, RecoversALineAndItsR2) {
+  auto f = fit_line({1, 2, 3, 4}, {3, 5, 7, 9});
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->slope, 2, 1e-12);
+  EXPECT_NEAR(f->intercept, 1, 1e-12);
+  EXPECT_NEAR(f->r2, 1, 1e-12);
+  EXPECT_EQ(f->n, 4u);
+  // Noise lowers R^2: y = x + (+1, -1, +1, -1): slope 0.6, r2 = 0.36*5/(0.36*5 + ...).
+  auto g = fit_line({1, 2, 3, 4}, {2, 1, 4, 3});
+  ASSERT_TRUE(g);
+  EXPECT_NEAR(g->slope, 0.6, 1e-12);
+  EXPECT_NEAR(g->r2, 0.36, 1e-12);               // sxy^2 / (sxx syy) = 9 / (5 * 5)
+  EXPECT_FALSE(fit_line({2, 2, 2}, {1, 2, 3}));  // one distinct x
+  EXPECT_FALSE(fit_line({1}, {1}));
+}
+
+TEST(Summarize, MeanStdAndCountPerDatasetGroupAndX) {
+  const StudyView v = view_with({{"iris", 1, "relu", 0.8},
+                                 {"iris", 1, "relu", 0.9},
+                                 {"iris", 2, "relu", 0.7},
+                                 {"iris", 1, "tanh", 0.5},
+                                 {"wine", 4, "relu", 0.6},
+                                 {"wine", 2, "relu", std::nan("")}});  // no value: left out
+  const json s = summarize(v, {"hidden_layers", "value", "activation"});
+  EXPECT_EQ(s["trials"], 5);
+  ASSERT_EQ(s["series"].size(), 3u);  // iris/relu, iris/tanh, wine/relu
+  const json& relu = s["series"][0];
+  EXPECT_EQ(relu["dataset"], "iris");
+  EXPECT_EQ(relu["group"], "relu");
+  ASSERT_EQ(relu["points"].size(), 2u);
+  EXPECT_EQ(relu["points"][0]["x"], 1.0);
+  EXPECT_EQ(relu["points"][0]["n"], 2);
+  EXPECT_NEAR(relu["points"][0]["mean"].get<double>(), 0.85, 1e-12);
+  EXPECT_NEAR(relu["points"][0]["std"].get<double>(), std::sqrt(0.005), 1e-12);
+  EXPECT_EQ(relu["points"][0]["min"], 0.8);
+  EXPECT_EQ(relu["points"][0]["max"], 0.9);
+  EXPECT_EQ(relu["points"][1]["std"], 0.0);  // n = 1
+  EXPECT_EQ(s["series"][1]["group"], "tanh");
+  EXPECT_TRUE(s["series"][1]["fit"].is_null());  // one x
+  EXPECT_EQ(s["series"][2]["dataset"], "wine");
+
+  // Training time is exactly 0.5 x + 1 in the fixture: the fit finds it.
+  const json t = summarize(v, {"hidden_layers", "seconds", ""});
+  ASSERT_EQ(t["series"].size(), 2u);
+  EXPECT_TRUE(t["series"][0]["group"].is_null());
+  EXPECT_NEAR(t["series"][0]["fit"]["slope"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(t["series"][0]["fit"]["intercept"].get<double>(), 1, 1e-12);
+  EXPECT_NEAR(t["series"][0]["fit"]["r2"].get<double>(), 1, 1e-12);
+  // A metric by name; string x ordered alphabetically, no fit.
+  const json m = summarize(v, {"activation", "val_loss", ""});
+  EXPECT_EQ(m["series"][0]["points"][0]["x"], "relu");
+  EXPECT_EQ(m["series"][0]["points"][1]["x"], "tanh");
+  EXPECT_TRUE(m["series"][0]["fit"].is_null());
+}
+
+TEST(Summarize, UnknownNamesAreErrorsThatListWhatExists) {
+  const StudyView v = view_with({{"iris", 1, "relu", 0.8}});
+  EXPECT_TRUE(throws_error(
+      [&] {
+        summarize(v, {"", "value", ""});
+      },
+      ErrorCode::kInvalidArgument, "x: required"));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        summarize(v, {"depth", "value", ""});
+      },
+      ErrorCode::kInvalidArgument,
+      "x: unknown parameter 'depth'; the study's parameters are "
+      "hidden_layers, activation, seed"));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        summarize(v, {"hidden_layers", "acc", ""});
+      },
+      ErrorCode::kInvalidArgument, "a metric: val_loss"));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        summarize(v, {"hidden_layers", "value", "colour"});
+      },
+      ErrorCode::kInvalidArgument, "group: unknown parameter 'colour'"));
+}
+
+TEST(Columns, ByNumberThinnedEvenly) {
+  std::vector<std::tuple<std::string, double, std::string, double>> rows;
+  for (int i = 0; i < 10; ++i) rows.emplace_back("iris", i % 3 + 1, "relu", i / 10.0);
+  StudyView v = view_with(rows);
+  std::swap(v.trials[0], v.trials[9]);  // storage order is not number order
+  const json all = columns(v, {"number", "value", "params.activation", "metrics.val_loss"}, 100);
+  EXPECT_EQ(all["total"], 10);
+  EXPECT_EQ(all["returned"], 10);
+  EXPECT_EQ(all["columns"]["number"], json({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(all["columns"]["trial_id"][0], 100);
+  EXPECT_EQ(all["columns"]["params.activation"][3], "relu");
+  EXPECT_NEAR(all["columns"]["metrics.val_loss"][2].get<double>(), 0.8, 1e-12);
+  const json thin = columns(v, {"number"}, 4);
+  EXPECT_EQ(thin["returned"], 4);
+  EXPECT_EQ(thin["columns"]["number"], json({0, 2, 5, 7}));
+  EXPECT_TRUE(throws_error([&] { columns(v, {"speed"}, 4); }, ErrorCode::kInvalidArgument,
+                           "unknown field 'speed'"));
+  EXPECT_TRUE(throws_error([&] { columns(v, {"metrics.f1"}, 4); }, ErrorCode::kInvalidArgument,
+                           "unknown metric 'f1'"));
+}
+
+TEST(StudyViewBest, FollowsTheGoalAndBreaksTiesByNumber) {
+  StudyView v = view_with({{"iris", 1, "relu", 0.7},
+                           {"iris", 1, "relu", 0.9},
+                           {"iris", 1, "relu", 0.9},
+                           {"iris", 1, "relu", 0.2}});
+  EXPECT_EQ(v.best()->number, 1);
+  v.spec.maximize = false;
+  EXPECT_EQ(v.best()->number, 3);
+  EXPECT_FALSE(view_with({}).best());
+}
+
+}  // namespace
+}  // namespace layerlab::server
