@@ -43,13 +43,26 @@ const char* status_code_name(int status) {
   }
 }
 
-void send_json_text(httplib::Response& res, const std::string& body, int status) {
+void send_body(httplib::Response& res, std::shared_ptr<const std::string> body,
+               const char* content_type, int status) {
   res.status = status;
-  res.set_content(body, "application/json");
+  const size_t size = body->size();
+  res.set_content_provider(
+      size, content_type,
+      [body = std::move(body)](size_t offset, size_t length, httplib::DataSink& sink) {
+        return sink.write(body->data() + offset, length);
+      });
+}
+
+void send_json_text(httplib::Response& res, std::shared_ptr<const std::string> body, int status) {
+  send_body(res, std::move(body), "application/json", status);
 }
 
 void send_json(httplib::Response& res, const nlohmann::json& body, int status) {
-  send_json_text(res, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), status);
+  send_json_text(res,
+                 std::make_shared<const std::string>(
+                     body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
+                 status);
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,8 +19,14 @@ int http_status(ErrorCode code);
 // The error code string of a status (401 and 413 come from the HTTP layer itself).
 const char* status_code_name(int http_status);
 
+// Bodies go out as they are, never compressed per request by httplib: Debian's build
+// enables brotli, whose default quality costs ~40 ms for a 46 kB page and seconds for
+// Plotly. `body` is shared, so a cached response is sent without a copy.
+void send_body(httplib::Response& res, std::shared_ptr<const std::string> body,
+               const char* content_type, int status = 200);
 void send_json(httplib::Response& res, const nlohmann::json& body, int status = 200);
-void send_json_text(httplib::Response& res, const std::string& body, int status = 200);
+void send_json_text(httplib::Response& res, std::shared_ptr<const std::string> body,
+                    int status = 200);
 void send_error(httplib::Response& res, int status, const std::string& message);
 
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;

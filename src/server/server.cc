@@ -66,7 +66,7 @@ void Server::install() {
   });
   // Errors the HTTP layer finds itself (oversized or malformed requests) get a JSON body too.
   http_.set_error_handler([&c](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
+    if (!res.body.empty() || res.content_length_ > 0) return;  // the handler wrote one
     std::string message = "request failed";
     if (res.status == 413)
       message = "request body over " + std::to_string(c.options.max_body) + " bytes";

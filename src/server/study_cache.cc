@@ -106,6 +106,9 @@ std::optional<BestTrial> StudyView::best() const {
 
 json StudyView::scalar_json(const Scalar& s) const {
   if (s.string >= 0) return strings[static_cast<size_t>(s.string)];
+  // Parameters like hidden_layers are integers: print them as such.
+  if (std::abs(s.number) < 9e15 && s.number == std::trunc(s.number))
+    return static_cast<int64_t>(s.number);
   return number_or_null(s.number);
 }
 

@@ -100,7 +100,7 @@ void add_study_routes(Router& r, Context& c) {
       body += summary_text(c, s);
       first = false;
     }
-    send_json_text(res, body + "]}");
+    send_json_text(res, std::make_shared<const std::string>(body + "]}"));
   });
 
   r.post("/api/v1/studies", [&c](const httplib::Request& req, httplib::Response& res) {
@@ -111,7 +111,7 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(kStudy, [&c](const httplib::Request& req, httplib::Response& res) {
     const store::StudyRecord s = c.study(req.matches[1]);
-    send_json_text(res, *c.cache->response(s.id, "study", [&](StudyView& v) {
+    send_json_text(res, c.cache->response(s.id, "study", [&](StudyView& v) {
       json out = summary_of(c, s, v);
       out["spec"] = s.spec;
       out["datasets"] = v.spec.datasets;
@@ -137,7 +137,7 @@ void add_study_routes(Router& r, Context& c) {
     const store::StudyRecord s = c.study(req.matches[1]);
     std::string key = "trials";
     for (const auto& [name, value] : req.params) key += "\n" + name + "=" + value;
-    send_json_text(res, *c.cache->response(s.id, key, [&](StudyView&) {
+    send_json_text(res, c.cache->response(s.id, key, [&](StudyView&) {
       store::Store& store = c.store();
       json trials = json::array();
       for (const store::TrialRecord& t : store.list_trials(s.id, f))
@@ -157,7 +157,7 @@ void add_study_routes(Router& r, Context& c) {
           const int64_t id = c.study(req.matches[1]).id;
           const auto body = c.cache->response(id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group,
                                               [&](StudyView& v) { return summarize(v, q).dump(); });
-          send_json_text(res, *body);
+          send_json_text(res, body);
         });
 
   r.get(std::string(kStudy) + "/columns",
@@ -169,7 +169,7 @@ void add_study_routes(Router& r, Context& c) {
           const auto body = c.cache->response(
               id, "columns\n" + text + "\n" + std::to_string(limit),
               [&](StudyView& v) { return columns(v, fields, static_cast<size_t>(limit)).dump(); });
-          send_json_text(res, *body);
+          send_json_text(res, body);
         });
 }
 

@@ -1,0 +1,103 @@
+// The dashboard in a real browser: headless Chromium (Debian's) driven by Playwright
+// (tests/browser/study_page.mjs) against `layerlab serve` on a real store, with a study
+// that is still running. The test controls the pace with real worker processes: one
+// trains a few trials and is stopped (SIGTERM hands its trial back), the page is opened
+// and checked, then a second worker finishes trials while the page is watched for the
+// live update. Screenshots land in the test's output folder (kept on failure).
+#include <signal.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "integration/server/server_process.h"
+
+namespace layerlab::testing {
+namespace {
+
+using nlohmann::json;
+
+// 2 datasets x 4 depths x 2 activations x 2 seeds = 32 trials; digits makes each take a
+// noticeable time (a fraction of a second optimised, seconds under the sanitizers), so the
+// study is still running when the page opens.
+constexpr const char* kStudy = R"(name: browser-study
+datasets: [digits, wine]
+metric: {name: val_accuracy, goal: maximize}
+method: grid
+seeds: [0, 1]
+parameters:
+  hidden_layers: {values: [1, 2, 3, 4]}
+  activation: {values: [relu, tanh]}
+  units: {value: 64}
+  epochs: {value: 30}
+)";
+
+int finished_trials(httplib::Client& c, const std::string& study) {
+  auto r = c.Get("/api/v1/studies/" + study);
+  return r && r->status == 200 ? json::parse(r->body)["finished"].get<int>() : -1;
+}
+
+bool wait_for(const std::function<bool()>& done, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
+  if (std::system("test -x /usr/bin/chromium") != 0)
+    GTEST_SKIP() << "Debian's chromium is not installed (scripts/install-deps.sh test)";
+  const auto dir = fresh_dir("browser");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  ServerProcess server(url, dir / "serve");
+  auto c = server.client();
+  auto created = c->Post("/api/v1/studies", kStudy, "application/yaml");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  const std::string study = std::to_string(json::parse(created->body)["id"].get<int>());
+
+  // Phase 1: one worker trains a few trials, then hands back what it holds.
+  const auto w1 = dir / "w1";
+  std::filesystem::create_directories(w1);
+  const pid_t first = spawn_layerlab("worker --store " + url + " --quiet", w1);
+  ASSERT_TRUE(wait_for([&] { return finished_trials(*c, study) >= 6; }, 120));
+  ::kill(first, SIGTERM);
+  int status = 0;
+  ::waitpid(first, &status, 0);
+  const int before = finished_trials(*c, study);
+  ASSERT_LT(before, 32) << "the study finished before the page was opened";
+
+  // Phase 2: the page is checked; once it says so (ready file), a second worker runs.
+  const auto out = std::filesystem::path(LAYERLAB_BINARY_DIR) / "browser-output";
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  const auto ready = dir / "ready";
+  const std::string node = std::string("node ") + LAYERLAB_SOURCE_DIR +
+                           "/tests/browser/study_page.mjs --base " + server.base() + " --study " +
+                           study + " --out " + out.string() + " --ready-file " + ready.string() +
+                           " >" + (dir / "node.out").string() + " 2>" + (dir / "node.err").string();
+  std::thread browser([&] { status = std::system(node.c_str()); });
+  const bool page_ready = wait_for([&] { return std::filesystem::exists(ready); }, 120);
+  const auto w2 = dir / "w2";
+  std::filesystem::create_directories(w2);
+  const pid_t second = spawn_layerlab("worker --store " + url + " --quiet", w2);
+  browser.join();
+  ::kill(second, SIGTERM);
+  ::waitpid(second, nullptr, 0);
+
+  const std::string stdout_text = read_file(dir / "node.out");
+  EXPECT_TRUE(page_ready) << read_file(dir / "node.err");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "study_page.mjs failed:\n"
+      << read_file(dir / "node.err") << stdout_text;
+  const json result = json::parse(stdout_text.substr(stdout_text.rfind("{\"ok\"")), nullptr, false);
+  ASSERT_TRUE(result.is_object()) << stdout_text;
+  EXPECT_TRUE(result["ok"].get<bool>());
+  EXPECT_GE(result["screenshots"].size(), 4u);
+  for (const json& shot : result["screenshots"])
+    EXPECT_GT(std::filesystem::file_size(shot.get<std::string>()), 10'000u) << shot;
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+}  // namespace
+}  // namespace layerlab::testing

@@ -1,0 +1,87 @@
+// Unit tests of web/js/plots.js, the pure API-JSON -> Plotly-figure functions, in plain
+// Node (which also checks that they need no DOM): node --test tests/browser/plots_test.mjs
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  countPoints, curvesFigure, dimension, historyFigure, metricFigure, parcoordsFigure, runningBest, timeFigure,
+} from '../../web/js/plots.js';
+
+const summary = {
+  x: 'hidden_layers', y: 'value', group: 'activation', trials: 11,
+  series: [
+    { dataset: 'digits', group: 'relu', points: [{ x: 1, mean: 0.9, std: 0.01, n: 3, min: 0.89, max: 0.91 }, { x: 2, mean: 0.92, std: 0.02, n: 3, min: 0.9, max: 0.94 }], fit: { slope: 0.02, intercept: 0.88, r2: 0.9, n: 6 } },
+    { dataset: 'digits', group: 'tanh', points: [{ x: 1, mean: 0.8, std: 0, n: 1, min: 0.8, max: 0.8 }], fit: null },
+    { dataset: 'wine', group: 'relu', points: [{ x: 1, mean: 0.95, std: 0.01, n: 2, min: 0.94, max: 0.96 }, { x: 4, mean: 0.9, std: 0.01, n: 2, min: 0.89, max: 0.91 }], fit: null },
+  ],
+};
+
+test('metricFigure: one trace per series, one subplot per dataset, n in customdata', () => {
+  const fig = metricFigure(summary, { metric: 'val_accuracy' });
+  assert.equal(fig.data.length, 3);
+  assert.equal(countPoints(fig.data), 5);
+  const n = fig.data.flatMap((t) => t.customdata.map((c) => c[0])).reduce((a, b) => a + b, 0);
+  assert.equal(n, summary.trials);
+  assert.deepEqual(fig.data.map((t) => t.xaxis), ['x', 'x', 'x2']);
+  assert.ok(fig.layout.xaxis2 && fig.layout.yaxis2);
+  assert.deepEqual(fig.data.map((t) => t.showlegend), [true, true, false]); // relu once
+  assert.equal(fig.data[0].error_y.array[1], 0.02);
+});
+
+test('empty summaries give a message, not empty axes', () => {
+  for (const fig of [metricFigure({ series: [] }), timeFigure({ series: [] }), historyFigure({ columns: {} }),
+    parcoordsFigure({ columns: {} }, []), curvesFigure([])]) {
+    assert.equal(fig.data.length, 0);
+    assert.equal(fig.layout.xaxis.visible, false);
+    assert.ok(fig.layout.annotations[0].text.length > 0);
+  }
+});
+
+test('timeFigure draws the fit dashed, slope and R² in the legend', () => {
+  const fig = timeFigure({ ...summary, y: 'seconds' });
+  const fits = fig.data.filter((t) => t.meta.role === 'fit');
+  assert.equal(fits.length, 1);
+  assert.equal(fits[0].line.dash, 'dash');
+  assert.match(fits[0].name, /R² 0\.900/);
+  assert.deepEqual(fits[0].y, [0.9, 0.92].map((v, i) => 0.88 + 0.02 * [1, 2][i]));
+});
+
+test('runningBest follows the goal', () => {
+  assert.deepEqual(runningBest([0.5, 0.4, 0.7, null, 0.6], 'maximize'), [0.5, 0.5, 0.7, 0.7, 0.7]);
+  assert.deepEqual(runningBest([0.5, 0.4, 0.7, 0.3], 'minimize'), [0.5, 0.4, 0.4, 0.3]);
+});
+
+test('historyFigure: every returned trial is a point, per dataset', () => {
+  const cols = { total: 5, returned: 4, columns: { number: [0, 1, 2, 3], value: [0.1, 0.3, 0.2, 0.5], dataset: ['a', 'b', 'a', 'a'] } };
+  const fig = historyFigure(cols, { goal: 'maximize' });
+  assert.equal(countPoints(fig.data, 'points'), 4);
+  assert.equal(fig.data.find((t) => t.meta.role === 'points').type, 'scattergl');
+  assert.deepEqual(fig.data.find((t) => t.meta.role === 'best' && t.meta.dataset === 'a').y, [0.1, 0.2, 0.5]);
+  assert.match(fig.layout.annotations[0].text, /4 of 5/);
+});
+
+test('parcoords: strings become integer ticks, constant parameters are dropped', () => {
+  const cols = { total: 3, returned: 3, columns: {
+    value: [0.9, 0.8, 0.7], 'params.activation': ['tanh', 'relu', 'tanh'], 'params.units': [64, 64, 64],
+    'params.lr': [0.001, 0.01, 0.1], 'params.dropout': [0.1, 0.2, 0.35],
+  } };
+  const fig = parcoordsFigure(cols, ['activation', 'units', 'lr', 'dropout'], { metric: 'val_accuracy' });
+  const dims = fig.data[0].dimensions;
+  assert.deepEqual(dims.map((d) => d.label), ['activation', 'lr', 'dropout', 'val accuracy']);
+  assert.deepEqual(dims[0].values, [1, 0, 1]);
+  assert.deepEqual(dims[0].ticktext, ['relu', 'tanh']);
+  const log = dimension('params.lr', [1e-4, 3e-3, 1e-1, 2e-2, 5e-4, 1e-3, 7e-2, 2e-4, 9e-3, 4e-2, 6e-4, 8e-3, 3e-2], 'lr', { log: true });
+  assert.equal(log.label, 'lr (log)');
+  assert.deepEqual(log.tickvals, [-4, -3, -2, -1]);
+});
+
+test('curvesFigure: train and validation traces as long as the curve', () => {
+  const curve = [1, 2, 3].map((e) => ({ epoch: e, train_loss: 1 / e, val_loss: e === 2 ? null : 1.1 / e }));
+  const fig = curvesFigure([{ trial: { id: 7, number: 6, dataset: 'iris' }, curve }]);
+  assert.equal(fig.data.length, 2);
+  for (const t of fig.data) {
+    assert.equal(t.meta.trial_id, 7);
+    assert.equal(t.x.length, 3);
+  }
+  assert.equal(fig.data[1].y[1], null);
+});

@@ -1,0 +1,376 @@
+// Browser test of the dashboard against a running layerlab server and a study that is
+// still running:
+//
+//   node tests/browser/study_page.mjs --base http://127.0.0.1:8080 --study 1 --out /tmp/shots
+//        [--ready-file PATH]
+//
+// Opens #/study/ID in headless Chromium (LAYERLAB_CHROMIUM, default /usr/bin/chromium),
+// checks the rendered plots and table against the API (fetched here with Node's fetch),
+// waits for a live update without a page reload, selects a trial and checks its learning
+// curve, then opens #/ and #/workers. Saves screenshots to --out and prints one JSON line.
+// --ready-file: written once the first render has been checked, before waiting for the
+// live update (so that a driver can hold the study still until then).
+// Exit status 0 on success; 1 with a message on the first failed check; 2 on bad usage.
+
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { chromium } = require('../../web/node_modules/playwright-core');
+
+const OVERALL_MS = 120_000;
+const FINISHED = ['completed', 'early_stopped', 'pruned'];
+const started = Date.now();
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 2; i < argv.length; i += 1) {
+    const a = argv[i];
+    if (!a.startsWith('--')) usage(`unexpected argument ${a}`);
+    const eq = a.indexOf('=');
+    if (eq > 0) out[a.slice(2, eq)] = a.slice(eq + 1);
+    else {
+      out[a.slice(2)] = argv[i + 1];
+      i += 1;
+    }
+  }
+  return out;
+}
+
+function usage(msg) {
+  process.stderr.write(`study_page: ${msg}\nusage: node tests/browser/study_page.mjs --base URL --study ID --out DIR [--ready-file PATH]\n`);
+  process.exit(2);
+}
+
+const args = parseArgs(process.argv);
+if (!args.base) usage('--base is required');
+if (!args.study) usage('--study is required');
+const BASE = String(args.base).replace(/\/+$/, '');
+const STUDY = String(args.study);
+const OUT = path.resolve(args.out || 'browser-test-output');
+const READY_FILE = args['ready-file'] ? path.resolve(args['ready-file']) : '';
+fs.mkdirSync(OUT, { recursive: true });
+
+class CheckFailed extends Error {}
+function check(cond, message) {
+  if (!cond) throw new CheckFailed(message);
+}
+
+let browser = null;
+const results = { ok: false, base: BASE, study: STUDY, checks: {}, screenshots: [] };
+
+function finish(code, message) {
+  results.seconds = Number(((Date.now() - started) / 1000).toFixed(1));
+  if (message) results.error = message;
+  results.ok = code === 0;
+  process.stdout.write(`${JSON.stringify(results)}\n`);
+  if (message) process.stderr.write(`study_page: FAILED: ${message}\n`);
+  const done = () => process.exit(code);
+  if (browser) browser.close().then(done, done);
+  else done();
+}
+
+const overall = setTimeout(() => finish(1, `overall timeout of ${OVERALL_MS / 1000} s exceeded`), OVERALL_MS);
+
+async function api(p) {
+  const url = p.startsWith('http') ? p : `${BASE}${p}`;
+  const res = await fetch(url, { headers: { Accept: 'application/json' } });
+  const text = await res.text();
+  if (!res.ok) throw new CheckFailed(`GET ${url} -> ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function shot(page, name, opts = {}) {
+  const file = path.join(OUT, `${name}.png`);
+  await page.screenshot({ path: file, ...opts });
+  results.screenshots.push(file);
+}
+
+// ---- what the page shows ------------------------------------------------------------
+// Runs in the browser: a snapshot of the rendered plots and table.
+function domSnapshot() {
+  const plot = (id) => {
+    const el = document.getElementById(id);
+    return el ? { el, data: Array.isArray(el.data) ? el.data : null, src: el.dataset.src || '', state: el.dataset.state } : null;
+  };
+  const m = plot('plot-metric');
+  const hi = plot('plot-history');
+  const role = (t) => (t.meta && t.meta.role) || '';
+  const metricPoints = [];
+  let metricTotal = 0;
+  let metricN = 0;
+  for (const t of m && m.data ? m.data : []) {
+    const xs = t.x || [];
+    metricTotal += xs.length;
+    xs.forEach((x, i) => {
+      const n = t.customdata && t.customdata[i] ? Number(t.customdata[i][0]) : NaN;
+      metricN += n;
+      metricPoints.push(`${t.meta ? t.meta.dataset : '?'}|${t.meta ? t.meta.group : '?'}|${x}|${n}`);
+    });
+  }
+  let historyPoints = 0;
+  for (const t of hi && hi.data ? hi.data : []) if (role(t) === 'points') historyPoints += (t.x || []).length;
+  const table = document.getElementById('trials-table');
+  const rows = table ? table.querySelectorAll('tbody tr[data-trial-id]').length : -1;
+  return {
+    metric: { src: m ? m.src : '', points: metricTotal, n: metricN, signature: metricPoints.sort() },
+    history: { src: hi ? hi.src : '', points: historyPoints },
+    table: { src: table ? table.dataset.src : '', rows },
+    finished: Number((document.getElementById('study-finished') || {}).textContent),
+  };
+}
+
+async function apiSnapshot(dom) {
+  const [summary, cols, trials] = await Promise.all([api(dom.metric.src), api(dom.history.src), api(dom.table.src)]);
+  const signature = [];
+  let points = 0;
+  let n = 0;
+  for (const s of summary.series || []) {
+    for (const p of s.points || []) {
+      points += 1;
+      n += p.n;
+      signature.push(`${s.dataset}|${s.group ?? ''}|${p.x}|${p.n}`);
+    }
+  }
+  return {
+    metric: { points, n, trials: summary.trials, signature: signature.sort() },
+    history: { returned: cols.returned, total: cols.total },
+    table: { total: trials.total, expectRows: Math.min(50, trials.total) },
+  };
+}
+
+function compare(dom, a) {
+  const problems = [];
+  if (dom.metric.points !== a.metric.points) problems.push(`#plot-metric shows ${dom.metric.points} points, the summary has ${a.metric.points}`);
+  if (a.metric.n !== a.metric.trials) problems.push(`the summary's points sum to n=${a.metric.n} but it says trials=${a.metric.trials}`);
+  if (dom.metric.n !== a.metric.trials) problems.push(`#plot-metric's points sum to n=${dom.metric.n}, the summary has trials=${a.metric.trials}`);
+  if (dom.metric.signature.join(';') !== a.metric.signature.join(';')) problems.push('#plot-metric (dataset, group, x, n) points differ from the summary');
+  if (dom.history.points !== a.history.returned) problems.push(`#plot-history shows ${dom.history.points} points, /columns returned ${a.history.returned}`);
+  if (dom.table.rows !== a.table.expectRows) problems.push(`#trials-table shows ${dom.table.rows} rows, expected min(50, ${a.table.total}) = ${a.table.expectRows}`);
+  return problems;
+}
+
+// The study keeps changing, so compare the page with API snapshots taken just before and
+// just after reading it: it must equal one of them. Retries while the page catches up.
+async function checkConsistent(page, label, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = [];
+  let tries = 0;
+  for (;;) {
+    tries += 1;
+    const dom0 = await page.evaluate(domSnapshot);
+    check(dom0.metric.src && dom0.history.src && dom0.table.src, `${label}: a plot or the table has no data-src (not rendered?)`);
+    const before = await apiSnapshot(dom0);
+    const dom = await page.evaluate(domSnapshot);
+    const after = await apiSnapshot(dom);
+    const p1 = compare(dom, before);
+    const p2 = compare(dom, after);
+    if (!p1.length || !p2.length) {
+      const a = p1.length ? after : before;
+      return {
+        tries,
+        metric_points: dom.metric.points,
+        metric_trials: a.metric.trials,
+        history_points: dom.history.points,
+        columns_returned: a.history.returned,
+        table_rows: dom.table.rows,
+        trials_total: a.table.total,
+        finished: dom.finished,
+      };
+    }
+    last = p2;
+    if (Date.now() > deadline) throw new CheckFailed(`${label}: the page does not match the API after ${tries} tries: ${last.join('; ')}`);
+    await sleep(400);
+  }
+}
+
+let stillLoading = () => '';
+
+async function waitPlots(page, timeoutMs) {
+  try {
+    await page.waitForFunction(() => {
+      const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-parcoords', 'plot-curves'];
+      const ready = ids.every((id) => {
+        const el = document.getElementById(id);
+        return el && el.dataset.state === 'ready' && Array.isArray(el.data);
+      });
+      const t = document.getElementById('trials-table');
+      return ready && t && t.querySelectorAll('tbody tr').length > 0;
+    }, null, { timeout: timeoutMs, polling: 100 });
+  } catch (err) {
+    const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-parcoords', 'plot-curves']
+      .map((id) => `${id}=${document.getElementById(id)?.dataset.state ?? 'missing'}`)
+      .concat(`trials-table rows=${document.querySelectorAll('#trials-table tbody tr').length}`).join(', '));
+    const banner = await page.evaluate(() => document.getElementById('banner')?.innerText || '');
+    const loading = stillLoading();
+    throw new CheckFailed(`the study page did not render within ${timeoutMs / 1000} s (${state})` +
+      `${banner ? `; banner: ${banner}` : ''}${loading ? `; still loading: ${loading}` : ''}`);
+  }
+}
+
+async function main() {
+  // the study must exist and still be running
+  const study = await api(`/api/v1/studies/${encodeURIComponent(STUDY)}`);
+  results.study_name = study.name;
+  check(study.status === 'running' || study.status === 'queued', `study ${STUDY} is ${study.status}; the test needs a study that is still running`);
+
+  browser = await chromium.launch({
+    executablePath: process.env.LAYERLAB_CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page = await context.newPage();
+  const pageErrors = [];
+  const consoleErrors = [];
+  page.on('pageerror', (err) => pageErrors.push(String(err && err.message ? err.message : err)));
+  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
+  const pending = new Map(); // request -> start, to name what is still loading on a timeout
+  page.on('request', (r) => pending.set(r, Date.now()));
+  page.on('requestfinished', (r) => pending.delete(r));
+  page.on('requestfailed', (r) => pending.delete(r));
+  stillLoading = () => [...pending.entries()].filter(([r]) => !r.url().includes('/api/v1/events'))
+    .map(([r, t]) => `${r.url().replace(BASE, '')} (${((Date.now() - t) / 1000).toFixed(1)} s)`).join(', ');
+  const trialRequests = [];
+  page.on('request', (r) => { if (r.url().includes('/trials?')) trialRequests.push(r.url().replace(BASE, '')); });
+  let navigations = 0;
+  page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations += 1; });
+
+  // 1. the study page renders and matches the API
+  await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit', timeout: 15_000 });
+  await waitPlots(page, 40_000);
+  check(await page.evaluate(() => typeof window.Plotly === 'object'), 'Plotly did not load from /vendor/plotly.min.js');
+  await shot(page, 'study', { fullPage: true });
+  results.checks.initial = await checkConsistent(page, 'initial render');
+  const status = await page.textContent('#study-status');
+  check(status && status.trim().length > 0, '#study-status is empty');
+
+  // tell whoever drives the study (e.g. the C++ test starting a worker) that the page is up
+  if (READY_FILE) fs.writeFileSync(READY_FILE, `${JSON.stringify(results.checks.initial)}\n`);
+
+  // 2. a live update arrives without a reload
+  const navBefore = navigations;
+  await page.evaluate(() => { window.__noReload = 1; });
+  const before = await page.evaluate(domSnapshot);
+  try {
+    await page.waitForFunction((b) => {
+      const fin = Number(document.getElementById('study-finished').textContent);
+      const h = document.getElementById('plot-history');
+      let pts = 0;
+      for (const t of (h && h.data) || []) if (t.meta && t.meta.role === 'points') pts += (t.x || []).length;
+      return fin > b.finished && pts > b.history.points;
+    }, before, { timeout: 60_000, polling: 250 });
+  } catch {
+    const now = await page.evaluate(domSnapshot);
+    throw new CheckFailed(`no live update within 60 s: #study-finished ${before.finished} -> ${now.finished}, ` +
+      `history points ${before.history.points} -> ${now.history.points} (is the study still running?)`);
+  }
+  check(await page.evaluate(() => window.__noReload === 1), 'the page reloaded during the live update (window.__noReload is gone)');
+  check(navigations === navBefore, 'the main frame navigated during the live update');
+  const afterUpdate = await checkConsistent(page, 'after the live update');
+  check(afterUpdate.history_points > before.history.points, `the history did not grow (${before.history.points} -> ${afterUpdate.history_points})`);
+  results.checks.live_update = {
+    finished_before: before.finished, finished_after: afterUpdate.finished,
+    history_points_before: before.history.points, history_points_after: afterUpdate.history_points,
+    metric_trials_before: before.metric.n, metric_trials_after: afterUpdate.metric_trials,
+    no_reload: true, ...afterUpdate,
+  };
+  await shot(page, 'study-after-update', { fullPage: true });
+
+  // 3. clicking a finished trial shows its learning curve
+  const finishedRow = '#trials-table tbody tr[data-trial-id]' + `:is(${FINISHED.map((s) => `[data-status="${s}"]`).join(',')})`;
+  if ((await page.locator(finishedRow).count()) === 0) {
+    await page.selectOption('#trials-status', FINISHED.join(','));
+    await page.waitForSelector(finishedRow, { timeout: 10_000 });
+  }
+  const rows = page.locator(finishedRow);
+  const count = await rows.count();
+  const trialId = await rows.nth(Math.min(count - 1, 2)).getAttribute('data-trial-id');
+  check(trialId, 'no finished trial row to click');
+  await page.locator(`#trials-table tbody tr[data-trial-id="${trialId}"]`).click();
+  const detail = await api(`/api/v1/trials/${trialId}`);
+  const curveLen = (detail.curve || []).length;
+  check(curveLen > 0, `trial ${trialId} has an empty curve in the API`);
+  try {
+    await page.waitForFunction(({ id, n }) => {
+      const el = document.getElementById('plot-curves');
+      const ts = ((el && el.data) || []).filter((t) => t.meta && String(t.meta.trial_id) === String(id));
+      return ts.length > 0 && ts.every((t) => (t.x || []).length === n);
+    }, { id: trialId, n: curveLen }, { timeout: 15_000, polling: 100 });
+  } catch {
+    const got = await page.evaluate((id) => ((document.getElementById('plot-curves') || {}).data || [])
+      .filter((t) => t.meta && String(t.meta.trial_id) === String(id)).map((t) => (t.x || []).length), trialId);
+    throw new CheckFailed(`#plot-curves for trial ${trialId}: trace lengths [${got}] but the API curve has ${curveLen} epochs`);
+  }
+  const curveTraces = await page.evaluate((id) => document.getElementById('plot-curves').data
+    .filter((t) => t.meta && String(t.meta.trial_id) === String(id)).map((t) => ({ kind: t.meta.kind, points: t.x.length })), trialId);
+  await page.waitForSelector(`#trial-details [data-trial-id="${trialId}"]`, { timeout: 10_000 });
+  results.checks.curves = { trial_id: Number(trialId), api_curve_length: curveLen, traces: curveTraces };
+  await page.evaluate(() => {
+    document.getElementById('plot-curves').closest('.card').scrollIntoView({ block: 'start' });
+    window.scrollBy(0, -64); // the sticky top bar
+  });
+  await sleep(400);
+  await shot(page, 'study-curves');
+
+  // 4. a click on the value header sorts on the server; rows come back in order
+  const sortBy = async (key, previous) => {
+    await page.click(`#trials-table th[data-sort="${key}"]`);
+    // wait until the header shows the new order and the rows for it have arrived
+    await page.waitForFunction(({ k, prev }) => {
+      const th = document.querySelector(`#trials-table th[data-sort="${k}"]`);
+      const t = document.getElementById('trials-table');
+      const aria = th && th.getAttribute('aria-sort');
+      return aria && aria !== 'none' && aria !== prev && t.dataset.shown === `${k}:${aria === 'ascending' ? 'asc' : 'desc'}` &&
+        !document.querySelector('.trials-wrap.busy');
+    }, { k: key, prev: previous || '' }, { timeout: 10_000 });
+    const aria = await page.getAttribute(`#trials-table th[data-sort="${key}"]`, 'aria-sort');
+    const order = aria === 'ascending' ? 'asc' : 'desc';
+    const values = await page.$$eval('#trials-table tbody tr[data-trial-id] td.strong', (tds) => tds.map((td) => td.textContent));
+    const nums = values.map((v) => (v === '\u2014' ? null : Number(v)));
+    const firstNull = nums.indexOf(null);
+    check(firstNull < 0 || nums.slice(firstNull).every((v) => v === null), `sorted by ${key} ${order}: rows without a value are not last`);
+    const vs = nums.filter((v) => v !== null);
+    const sorted = vs.every((v, i) => i === 0 || (order === 'desc' ? vs[i - 1] >= v : vs[i - 1] <= v));
+    check(sorted, `sorted by ${key} ${order}: the table is out of order: ${values.slice(0, 10).join(', ')} (requests: ${trialRequests.slice(-4).join(' ')})`);
+    check(trialRequests.some((u) => u.includes(`sort=${key}&order=${order}`)), `no request with sort=${key}&order=${order} was made`);
+    return { order, aria, rows: values.length, first: values[0] };
+  };
+  const s1 = await sortBy('value');
+  const s2 = await sortBy('value', s1.aria);
+  results.checks.sort = [s1, s2];
+  check(results.checks.sort[0].order !== results.checks.sort[1].order, 'a second click on the header did not reverse the order');
+
+  // 5. the studies list and the workers page
+  await page.evaluate(() => { location.hash = '#/'; });
+  await page.waitForSelector(`#studies-table tbody tr[data-study-id="${study.id}"]`, { timeout: 15_000 })
+    .catch(() => { throw new CheckFailed(`#/ does not list study ${study.id}`); });
+  results.checks.studies_list = { rows: await page.locator('#studies-table tbody tr').count() };
+  await shot(page, 'studies');
+
+  await page.evaluate(() => { location.hash = '#/workers'; });
+  await page.waitForSelector('#workers-table tbody tr', { timeout: 15_000 })
+    .catch(() => { throw new CheckFailed('#/workers shows no worker row'); });
+  await page.waitForSelector('#queue-depth', { timeout: 10_000 });
+  results.checks.workers = {
+    rows: await page.locator('#workers-table tbody tr').count(),
+    alive: await page.locator('#workers-table .alive-dot.on').count(),
+    queue_depth: await page.textContent('#queue-depth'),
+  };
+  await shot(page, 'workers');
+
+  check(await page.evaluate(() => window.__noReload === 1), 'the page reloaded while switching pages');
+  check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);
+  results.console_errors = consoleErrors;
+}
+
+main().then(() => {
+  clearTimeout(overall);
+  finish(0);
+}, (err) => {
+  clearTimeout(overall);
+  finish(1, err instanceof CheckFailed ? err.message : (err && err.stack) || String(err));
+});

@@ -1,0 +1,50 @@
+// Draws figure specs from plots.js into graph divs with Plotly (loaded globally from
+// /vendor/plotly.min.js). The div itself becomes the Plotly graph div, so `div.data` holds
+// the traces. `data-state` on the div says 'loading', 'ready' or 'error'.
+
+import { PLOT_CONFIG } from './plots.js';
+
+// WebGL traces (scattergl, parcoords) at the screen's pixel ratio, not Plotly's default 2:
+// four times fewer pixels to fill on ordinary screens and in software rendering.
+const CONFIG = { ...PLOT_CONFIG, plotGlPixelRatio: Math.min(2, Math.max(1, window.devicePixelRatio || 1)) };
+
+function plotly() {
+  if (!window.Plotly) throw new Error('Plotly did not load (/vendor/plotly.min.js)');
+  return window.Plotly;
+}
+
+// Renders (or updates in place) a figure. User zoom and legend clicks survive live updates
+// (uirevision) until the figure's kind changes (e.g. from the empty state to data).
+export async function renderFigure(div, fig, { revision = 'keep' } = {}) {
+  const layout = { ...fig.layout };
+  const kind = fig.data.length ? 'data' : 'empty';
+  layout.uirevision = `${revision}:${kind}`;
+  if (layout.height) {
+    div.style.height = `${layout.height}px`;
+  } else if (div.style.height) {
+    div.style.height = '';
+  }
+  layout.autosize = true;
+  await plotly().react(div, fig.data, layout, CONFIG);
+  div.dataset.state = 'ready';
+  div.dataset.traces = String(fig.data.length);
+  div.closest('.card')?.classList.remove('is-loading');
+}
+
+export function markLoading(div) {
+  if (!div.dataset.state) div.dataset.state = 'loading';
+  div.closest('.card')?.classList.add('is-loading');
+}
+
+export function markError(div) {
+  div.dataset.state = 'error';
+  div.closest('.card')?.classList.remove('is-loading');
+}
+
+export function purge(div) {
+  try {
+    if (window.Plotly) window.Plotly.purge(div);
+  } catch {
+    /* already gone */
+  }
+}

@@ -1,0 +1,94 @@
+// Formatting of numbers, durations and times for display. Pure functions, no DOM.
+
+export const DASH = '\u2014';
+
+// Trial statuses in display order; the finished ones count towards progress.
+export const STATUSES = ['queued', 'running', 'completed', 'early_stopped', 'pruned',
+  'diverged', 'failed', 'cancelled'];
+export const FINISHED = ['completed', 'early_stopped', 'pruned'];
+
+export function statusLabel(s) {
+  return String(s || '').replace(/_/g, ' ');
+}
+
+export function isNum(v) {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+// A metric value: 4 significant digits, no exponent for ordinary magnitudes.
+export function fmtValue(v, digits = 4) {
+  if (!isNum(v)) return DASH;
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a >= 1e6 || a < 1e-4) return v.toExponential(digits - 1).replace('e+', 'e');
+  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+  return String(Number(v.toPrecision(digits)));
+}
+
+export function fmtInt(v) {
+  if (!isNum(v)) return DASH;
+  return Math.round(v).toLocaleString('en-US');
+}
+
+export function fmtPercent(part, whole) {
+  if (!isNum(part) || !isNum(whole) || whole <= 0) return '0%';
+  const p = (100 * part) / whole;
+  return `${p >= 10 || p === 0 ? Math.round(p) : p.toFixed(1)}%`;
+}
+
+// A duration in seconds: "850 µs", "12.3 ms", "1.25 s", "3 min 05 s", "2 h 10 min".
+export function fmtSeconds(s) {
+  if (!isNum(s)) return DASH;
+  const a = Math.abs(s);
+  if (a < 1e-3) return `${Math.round(s * 1e6)} \u00b5s`;
+  if (a < 1) return `${Number((s * 1e3).toPrecision(3))} ms`;
+  if (a < 60) return `${Number(s.toPrecision(3))} s`;
+  if (a < 3600) {
+    const m = Math.floor(a / 60);
+    return `${m} min ${String(Math.floor(a - m * 60)).padStart(2, '0')} s`;
+  }
+  const h = Math.floor(a / 3600);
+  return `${h} h ${String(Math.floor((a - h * 3600) / 60)).padStart(2, '0')} min`;
+}
+
+// An age in seconds, short: "0.8 s", "12 s", "4 min", "3 h", "2 d".
+export function fmtAge(s) {
+  if (!isNum(s)) return DASH;
+  if (s < 10) return `${s.toFixed(1)} s`;
+  if (s < 90) return `${Math.round(s)} s`;
+  if (s < 5400) return `${Math.round(s / 60)} min`;
+  if (s < 172800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
+}
+
+function pad(n) {
+  return String(n).padStart(2, '0');
+}
+
+// An ISO time as local "2026-11-30 03:10:05".
+export function fmtTime(iso) {
+  if (!iso) return DASH;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+// "5 min ago" relative to now (ms since epoch).
+export function fmtAgo(iso, now = Date.now()) {
+  if (!iso) return DASH;
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return String(iso);
+  const s = Math.max(0, (now - t) / 1000);
+  if (s < 5) return 'just now';
+  return `${fmtAge(s)} ago`;
+}
+
+// A parameter value for tables and tooltips.
+export function fmtParam(v, digits = 4) {
+  if (v === null || v === undefined) return DASH;
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : fmtValue(v, digits);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
