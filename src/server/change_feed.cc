@@ -15,7 +15,19 @@ ChangeFeed::ChangeFeed(std::unique_ptr<store::Store> store, StudyCache& cache, E
       cache_(cache),
       hub_(hub),
       interval_(interval),
-      cursor_(store_->change_cursor()) {}
+      cursor_(store_->last_trial_change()) {
+  // Trials already running when the server starts: their epochs from now on are streamed.
+  for (const store::StudyRecord& s : store_->list_studies()) {
+    if (s.status != store::StudyStatus::kRunning) continue;
+    for (const store::TrialRecord& t :
+         store_->list_trials(s.id, {.statuses = {store::TrialStatus::kRunning}})) {
+      Followed f{t.study_id, t.attempts, -1};
+      const auto epochs = store_->list_epochs(t.id, t.attempts);
+      if (!epochs.empty()) f.last_epoch = epochs.back().row.epoch;
+      running_[t.id] = f;
+    }
+  }
+}
 
 ChangeFeed::~ChangeFeed() {
   stop();
@@ -50,26 +62,34 @@ void ChangeFeed::run() {
   }
 }
 
-int64_t ChangeFeed::study_of(int64_t trial_id) {
-  auto it = trial_study_.find(trial_id);
-  if (it != trial_study_.end()) return it->second;
-  return trial_study_[trial_id] = store_->get_trial(trial_id).study_id;
+void ChangeFeed::read_epochs(int64_t trial_id, Followed& f, std::vector<Event>& events) {
+  for (const store::EpochRecord& e : store_->list_epochs(trial_id, f.attempt, f.last_epoch)) {
+    nlohmann::json j = epoch_json(e);
+    j["study_id"] = f.study_id;
+    events.push_back({"epoch", f.study_id, j.dump()});
+    f.last_epoch = e.row.epoch;
+  }
 }
 
 void ChangeFeed::poll_once() {
   std::vector<Event> events;
+  std::vector<std::pair<int64_t, Followed>> ended;  // followed trials that stopped running
   bool resync = false;
   for (;;) {
     const std::vector<store::TrialRecord> changed =
-        store_->trials_changed_since(cursor_.trials, kTrialsPerPoll);
+        store_->trials_changed_since(cursor_, kTrialsPerPoll);
     if (changed.empty()) break;
-    cursor_.trials = changed.back().seq;
+    cursor_ = changed.back().seq;
     cache_.apply(changed);  // the cache needs every change, streamed or not
     for (const store::TrialRecord& t : changed) {
-      if (t.status == store::TrialStatus::kRunning)
-        trial_study_[t.id] = t.study_id;
-      else
-        trial_study_.erase(t.id);
+      auto it = running_.find(t.id);
+      if (t.status == store::TrialStatus::kRunning) {
+        if (it == running_.end() || it->second.attempt != t.attempts)
+          running_[t.id] = Followed{t.study_id, t.attempts, -1};
+      } else if (it != running_.end()) {
+        ended.emplace_back(*it);
+        running_.erase(it);
+      }
     }
     resync = resync || events.size() + changed.size() > static_cast<size_t>(kTrialsPerPoll);
     if (!resync)
@@ -78,21 +98,14 @@ void ChangeFeed::poll_once() {
     if (changed.size() < static_cast<size_t>(kTrialsPerPoll)) break;
   }
 
-  const std::vector<store::EpochRecord> epochs =
-      store_->epochs_since(cursor_.epochs, kEpochsPerPoll);
-  if (epochs.size() == static_cast<size_t>(kEpochsPerPoll)) {
+  // New epochs of the running trials, and the last ones of those that just finished.
+  std::vector<Event> epochs;
+  for (auto& [id, f] : running_) read_epochs(id, f, epochs);
+  for (auto& [id, f] : ended) read_epochs(id, f, epochs);
+  if (!resync && epochs.size() <= kEpochsPerPoll)
+    events.insert(events.end(), epochs.begin(), epochs.end());
+  else
     resync = true;
-    cursor_.epochs = store_->change_cursor().epochs;  // skip the flood; clients refetch
-  } else if (!epochs.empty()) {
-    cursor_.epochs = epochs.back().seq;
-    if (!resync)
-      for (const store::EpochRecord& e : epochs) {
-        const int64_t study = study_of(e.trial_id);
-        nlohmann::json j = epoch_json(e);
-        j["study_id"] = study;
-        events.push_back({"epoch", study, j.dump()});
-      }
-  }
   if (resync) events.assign(1, Event{"resync", 0, "{}"});
 
   const store::Time now =

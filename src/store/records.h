@@ -98,7 +98,7 @@ struct TrialRecord {
   std::optional<Time> started_at{};  // start of the current or last attempt
   std::optional<Time> finished_at{};
   std::optional<Time> lease_expires{};  // set while running
-  int64_t seq = 0;  // change number of its last status change (see Store::trials_changed_since)
+  int64_t seq = 0;  // set by Store::trials_changed_since: the number of its last change
 };
 
 // One execution of a trial. outcome is "" while it runs, then the trial status it ended
@@ -129,13 +129,6 @@ struct EpochRecord {
   int64_t trial_id = 0;
   int attempt = 0;
   EpochRow row;
-  int64_t seq = 0;  // change number (see Store::epochs_since)
-};
-
-// The latest change numbers of a store: where a follower starts.
-struct ChangeCursor {
-  int64_t trials = 0;
-  int64_t epochs = 0;
 };
 
 // A finished attempt's report, for Store::finish_trials.

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <regex>
 #include <tuple>
+#include <type_traits>
 
 #include "common/error.h"
 #include "store/migrations.h"
@@ -30,9 +31,9 @@ std::optional<Time> opt_at(std::optional<int64_t> ms) {
 constexpr const char* kStudyColumns = "id, name, spec, status, created_at";
 constexpr const char* kTrialColumns =
     "id, study_id, number, dataset, params, status, attempts, lost, result, value, error, "
-    "worker_id, created_at, started_at, finished_at, lease_expires, seq";
+    "worker_id, created_at, started_at, finished_at, lease_expires";
 constexpr const char* kEpochColumns =
-    "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra, seq";
+    "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra";
 constexpr const char* kWorkerColumns =
     "id, host, pid, device, started_at, heartbeat_at, current_trial, status";
 
@@ -114,10 +115,10 @@ class SqliteStore final : public Store {
     return db_.write("cancel_study", [&] {
       if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1", id) == 0)
         throw no_study("cancel_study", id);
-      return db_.exec(
-          "UPDATE trials SET status = 'cancelled', finished_at = ?2 "
-          "WHERE study_id = ?1 AND status = 'queued'",
-          id, now_ms());
+      return log_changes(
+          returned_ids(db_.query("UPDATE trials SET status = 'cancelled', finished_at = ?2 "
+                                 "WHERE study_id = ?1 AND status = 'queued' RETURNING id",
+                                 id, now_ms())));
     });
   }
 
@@ -167,6 +168,7 @@ class SqliteStore final : public Store {
             study_id, t.number, t.dataset, params[i], now, t.cost);
         if (added == 1) {
           ids.push_back(db_.last_insert_rowid());
+          log_change(ids.back());
         } else {
           Query q = db_.query("SELECT id FROM trials WHERE study_id = ?1 AND number = ?2", study_id,
                               t.number);
@@ -241,14 +243,14 @@ class SqliteStore final : public Store {
     });
   }
 
-  std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt) override {
+  std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt, int after_epoch) override {
     std::lock_guard lock(mu_);
     return db_.read("list_epochs", [&] {
       std::vector<EpochRecord> out;
       Query q = db_.query(sql("SELECT ", kEpochColumns,
                               " FROM epochs WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) "
-                              "ORDER BY attempt, epoch"),
-                          trial_id, attempt);
+                              "AND epoch > ?3 ORDER BY attempt, epoch"),
+                          trial_id, attempt, after_epoch);
       while (q.next()) out.push_back(read_epoch(q));
       return out;
     });
@@ -293,15 +295,16 @@ class SqliteStore final : public Store {
       // The queued trial first in (study, highest cost, number); then, only if that one is
       // fresh, more fresh ones. A retried trial comes alone, so a trial that kills its worker
       // cannot make trials claimed with it lose attempts again and again.
-      static constexpr const char* kAny =
+      static const std::string kClaim =
           "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
-          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN "
+          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN ";
+      static const std::string kAny =
+          kClaim +
           "(SELECT id FROM trials WHERE status = 'queued' AND (?5 = 0 OR attempts = 0) "
           "ORDER BY study_id, cost DESC, number LIMIT ?4) "
           "RETURNING id, attempts, study_id, number, dataset, params";
-      static constexpr const char* kInStudy =
-          "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
-          "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN "
+      static const std::string kInStudy =
+          kClaim +
           "(SELECT id FROM trials WHERE status = 'queued' AND study_id = ?6 AND "
           "(?5 = 0 OR attempts = 0) ORDER BY cost DESC, number LIMIT ?4) "
           "RETURNING id, attempts, study_id, number, dataset, params";
@@ -323,11 +326,13 @@ class SqliteStore final : public Store {
       std::sort(claims.begin() + 1, claims.end(), [](const Claim& a, const Claim& b) {
         return std::tie(a.study_id, a.number) < std::tie(b.study_id, b.number);
       });
-      for (const Claim& c : claims)
+      for (const Claim& c : claims) {
         db_.exec(
             "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
             "VALUES (?1, ?2, ?3, ?4)",
             c.trial_id, c.attempt, worker_id, now);
+        log_change(c.trial_id);
+      }
       return claims;
     });
   }
@@ -409,6 +414,7 @@ class SqliteStore final : public Store {
             "UPDATE attempts SET outcome = ?3, finished_at = ?4 WHERE trial_id = ?1 AND "
             "attempt = ?2",
             f.trial_id, f.attempt, to_string(f.status), now);
+        log_change(f.trial_id);
         insert_epochs(f.trial_id, f.attempt, f.epochs, prepared[i].extras);
         applied.push_back(true);
       }
@@ -427,6 +433,7 @@ class SqliteStore final : public Store {
               " = 'cancelled' THEN ?3 END WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
           trial_id, attempt, now);
       if (changed == 0) return false;
+      log_change(trial_id);
       db_.exec(
           "UPDATE attempts SET outcome = 'released', finished_at = ?3 "
           "WHERE trial_id = ?1 AND attempt = ?2",
@@ -490,36 +497,30 @@ class SqliteStore final : public Store {
     });
   }
 
-  ChangeCursor change_cursor() override {
+  int64_t last_trial_change() override {
     std::lock_guard lock(mu_);
-    return db_.read("change_cursor", [&] {
-      ChangeCursor c;
-      Query q = db_.query("SELECT name, seq FROM change_counters");
-      while (q.next()) (q.text(0) == "trials" ? c.trials : c.epochs) = q.i64(1);
-      return c;
+    return db_.read("last_trial_change", [&] {
+      Query q = db_.query("SELECT COALESCE(MAX(seq), 0) FROM trial_changes");
+      q.next();
+      return q.i64(0);
     });
   }
 
   std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) override {
+    if (limit < 1) throw invalid_argument(where("trials_changed_since") + "limit must be >= 1");
     std::lock_guard lock(mu_);
     return db_.read("trials_changed_since", [&] {
       std::vector<TrialRecord> out;
-      Query q = db_.query(
-          sql("SELECT ", kTrialColumns, " FROM trials WHERE seq > ?1 ORDER BY seq LIMIT ?2"), after,
-          limit);
-      while (q.next()) out.push_back(read_trial(q));
-      return out;
-    });
-  }
-
-  std::vector<EpochRecord> epochs_since(int64_t after, int64_t limit) override {
-    std::lock_guard lock(mu_);
-    return db_.read("epochs_since", [&] {
-      std::vector<EpochRecord> out;
-      Query q = db_.query(
-          sql("SELECT ", kEpochColumns, " FROM epochs WHERE seq > ?1 ORDER BY seq LIMIT ?2"), after,
-          limit);
-      while (q.next()) out.push_back(read_epoch(q));
+      // A trial changed twice appears once, with its last change number.
+      Query q = db_.query(sql("SELECT ", kTrialColumns,
+                              ", c.seq FROM (SELECT trial_id, MAX(seq) AS seq FROM trial_changes "
+                              "WHERE seq > ?1 GROUP BY trial_id ORDER BY seq LIMIT ?2) c "
+                              "JOIN trials ON trials.id = c.trial_id ORDER BY c.seq"),
+                          after, limit);
+      while (q.next()) {
+        out.push_back(read_trial(q));
+        out.back().seq = q.i64(16);
+      }
       return out;
     });
   }
@@ -550,6 +551,22 @@ class SqliteStore final : public Store {
           "val_metric, seconds, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
           trial_id, attempt, r.epoch, r.train_loss, r.val_loss, r.val_metric, r.seconds, extras[i]);
     }
+  }
+
+  // Inside a write transaction: trial_id's status changed (for Store::trials_changed_since).
+  void log_change(int64_t trial_id) {
+    db_.exec("INSERT INTO trial_changes (trial_id) VALUES (?1)", trial_id);
+  }
+  // The ids an UPDATE ... RETURNING id changed (the statement is finished on return).
+  static std::vector<int64_t> returned_ids(Query returning) {
+    std::vector<int64_t> ids;
+    while (returning.next()) ids.push_back(returning.i64(0));
+    return ids;
+  }
+  // log_change for each; returns how many.
+  int64_t log_changes(const std::vector<int64_t>& ids) {
+    for (int64_t id : ids) log_change(id);
+    return static_cast<int64_t>(ids.size());
   }
 
   template <typename... S>
@@ -598,17 +615,17 @@ class SqliteStore final : public Store {
                  "(trial_id, attempt) IN (SELECT id, attempts FROM trials WHERE ",
                  kExpired, ")"),
              now, o.study_id);
-    int64_t failed = db_.exec(
+    int64_t failed = log_changes(returned_ids(db_.query(
         sql("UPDATE trials SET status = 'failed', lost = lost + 1, lease_expires = NULL, "
             "finished_at = ?1, error = 'worker lost ' || (lost + 1) || ' times (lease expired; "
             "last worker ' || COALESCE(worker_id, '?') || ')' WHERE ",
-            kExpired, " AND lost + 1 >= ?3"),
-        now, o.study_id, o.max_attempts);
-    int64_t requeued = db_.exec(sql("UPDATE trials SET status = ", kBackStatus,
-                                    ", lost = lost + 1, lease_expires = NULL, finished_at = "
-                                    "CASE WHEN ",
-                                    kBackStatus, " = 'cancelled' THEN ?1 END WHERE ", kExpired),
-                                now, o.study_id);
+            kExpired, " AND lost + 1 >= ?3 RETURNING id"),
+        now, o.study_id, o.max_attempts)));
+    int64_t requeued = log_changes(returned_ids(
+        db_.query(sql("UPDATE trials SET status = ", kBackStatus,
+                      ", lost = lost + 1, lease_expires = NULL, finished_at = CASE WHEN ",
+                      kBackStatus, " = 'cancelled' THEN ?1 END WHERE ", kExpired, " RETURNING id"),
+                  now, o.study_id)));
     return failed + requeued;
   }
 
@@ -709,7 +726,6 @@ class SqliteStore final : public Store {
     t.started_at = opt_at(q.opt_i64(13));
     t.finished_at = opt_at(q.opt_i64(14));
     t.lease_expires = opt_at(q.opt_i64(15));
-    t.seq = q.i64(16);
     return t;
   }
 
@@ -723,7 +739,6 @@ class SqliteStore final : public Store {
     r.row.val_metric = q.f64(5);
     r.row.seconds = q.f64(6);
     if (!q.is_null(7)) r.row.extra = parse(q.text(7), "epochs.extra");
-    r.seq = q.i64(8);
     return r;
   }
 

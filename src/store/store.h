@@ -80,8 +80,10 @@ class Store {
   // How many trials list_trials would return without limit and offset.
   virtual int64_t count_trials(int64_t study_id, const TrialFilter& filter) = 0;
   virtual std::vector<AttemptRecord> list_attempts(int64_t trial_id) = 0;  // by attempt
-  // Epoch records of one trial, by (attempt, epoch); attempt 0 means every attempt.
-  virtual std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt = 0) = 0;
+  // Epoch records of one trial, by (attempt, epoch); attempt 0 means every attempt. Only
+  // epochs numbered above `after_epoch` (a follower of a running trial asks for the new ones).
+  virtual std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt = 0,
+                                               int after_epoch = -1) = 0;
 
   // `field` after `epoch` epochs for every trial of the study but `exclude_trial`, from
   // each trial's latest attempt (what a pruner compares a trial against). NaN for a
@@ -139,12 +141,13 @@ class Store {
   virtual std::vector<WorkerRecord> list_workers() = 0;  // by id
 
   // ---- following changes (the server's event stream and caches)
-  // Every trial added or whose status changed takes the next change number (TrialRecord::
-  // seq), and so does every epoch record stored (EpochRecord::seq); numbers grow in commit
-  // order. These return rows with a number above `after`, by number, at most `limit`.
-  virtual ChangeCursor change_cursor() = 0;
+  // Every trial added, and every change of a trial's status, takes the next change number;
+  // numbers grow in commit order. last_trial_change() is the latest (where a follower
+  // starts); trials_changed_since gives the trials changed after `after`, each once in its
+  // current state with TrialRecord::seq its last change, by that number, at most `limit`.
+  // (Epoch records of running trials are followed with list_epochs' after_epoch.)
+  virtual int64_t last_trial_change() = 0;
   virtual std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) = 0;
-  virtual std::vector<EpochRecord> epochs_since(int64_t after, int64_t limit) = 0;
 
   // ---- observability
   struct Stats {

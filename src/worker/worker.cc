@@ -22,7 +22,7 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr milliseconds kFlushInterval{2000};  // epochs reach the store at least this often
+constexpr milliseconds kFlushInterval{1000};  // epochs reach the store at least this often
 constexpr size_t kMaxCachedDatasets = 16;
 // Results of trials shorter than kShortTrial are committed together, up to
 // kMaxBatchedResults at a time and never later than kMaxResultDelay.

@@ -19,6 +19,17 @@ parameters:
   epochs: {value: 2}
 )";
 
+// Trials long enough (a second or more) that the worker stores epochs while they run, so
+// the stream carries epoch events.
+constexpr const char* kStreamed = R"(name: streamed
+datasets: [digits, iris]
+method: grid
+parameters:
+  hidden_layers: {values: [1, 3]}
+  units: {value: 64}
+  epochs: {value: 250}
+)";
+
 int study_count(httplib::Client& c) {
   auto r = c.Get("/api/v1/studies");
   return r ? static_cast<int>(json::parse(r->body)["studies"].size()) : -1;
@@ -84,14 +95,14 @@ TEST(ServerSubmit, ACreatedStudyIsQueuedTrainedStreamedAndCancellable) {
     return false;
   };
 
-  auto created = c->Post("/api/v1/studies", kYaml, "application/yaml");
+  auto created = c->Post("/api/v1/studies", kStreamed, "application/yaml");
   ASSERT_TRUE(created);
   ASSERT_EQ(created->status, 201) << created->body;
   const json body = json::parse(created->body);
-  EXPECT_EQ(body["name"], "submitted");
+  EXPECT_EQ(body["name"], "streamed");
   EXPECT_EQ(body["total"], 4);
   const std::string id = std::to_string(body["id"].get<int>());
-  expect_error(c->Post("/api/v1/studies", kYaml, "application/yaml"), 409, "already");
+  expect_error(c->Post("/api/v1/studies", kStreamed, "application/yaml"), 409, "already");
 
   // serve's coordinator queues the trials; the stream says so.
   EXPECT_TRUE(seen("event: study\ndata: {\"id\":" + id));

@@ -1,4 +1,4 @@
-// Following a store: change numbers on trials and epochs, and counting a filter.
+// Following a store: the trial change log, new epochs of a trial, and counting a filter.
 #include "store_test_util.h"
 
 namespace layerlab::store {
@@ -13,25 +13,26 @@ std::vector<int64_t> ids_of(const std::vector<TrialRecord>& trials) {
 }
 
 TEST_F(StoreTest, EveryStatusChangeTakesTheNextChangeNumber) {
-  const ChangeCursor empty = store_->change_cursor();
-  EXPECT_EQ(empty.trials, 0);
-  EXPECT_EQ(empty.epochs, 0);
+  const int64_t empty = store_->last_trial_change();
+  EXPECT_EQ(empty, 0);
   const int64_t study = study_with_trials("s", 3);
-  const ChangeCursor added = store_->change_cursor();
-  std::vector<TrialRecord> all = store_->trials_changed_since(empty.trials, 100);
+  const int64_t added = store_->last_trial_change();
+  std::vector<TrialRecord> all = store_->trials_changed_since(empty, 100);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_LT(all[0].seq, all[1].seq);
   EXPECT_LT(all[1].seq, all[2].seq);
-  EXPECT_EQ(all[2].seq, added.trials);
+  EXPECT_EQ(all[2].seq, added);
+  EXPECT_EQ(ids_of(store_->trials_changed_since(empty, 2)),
+            (std::vector<int64_t>{all[0].id, all[1].id}));
 
   const Claim c = *store_->claim_next("w", {.study_id = study});
-  std::vector<TrialRecord> claimed = store_->trials_changed_since(added.trials, 100);
+  std::vector<TrialRecord> claimed = store_->trials_changed_since(added, 100);
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].id, c.trial_id);
   EXPECT_EQ(claimed[0].status, TrialStatus::kRunning);
 
   // A lease renewal changes no status: nothing for followers.
-  const int64_t after_claim = store_->change_cursor().trials;
+  const int64_t after_claim = store_->last_trial_change();
   ASSERT_TRUE(store_->renew_lease(c.trial_id, c.attempt, "w", std::chrono::seconds(30)));
   EXPECT_TRUE(store_->trials_changed_since(after_claim, 100).empty());
 
@@ -41,38 +42,49 @@ TEST_F(StoreTest, EveryStatusChangeTakesTheNextChangeNumber) {
   ASSERT_EQ(finished.size(), 1u);
   EXPECT_EQ(finished[0].status, TrialStatus::kCompleted);
   EXPECT_EQ(finished[0].value, 0.5);
+  // Claimed and finished since `added`: it comes once, in its current state.
+  std::vector<TrialRecord> since_added = store_->trials_changed_since(added, 100);
+  ASSERT_EQ(since_added.size(), 1u);
+  EXPECT_EQ(since_added[0].status, TrialStatus::kCompleted);
+  EXPECT_EQ(since_added[0].seq, store_->last_trial_change());
 
   // Cancelling changes the two queued trials in one statement; both are reported.
-  const int64_t after_finish = store_->change_cursor().trials;
+  // (A lease that runs out and a handed-back trial are reported too: see below.)
+  const int64_t after_finish = store_->last_trial_change();
   store_->cancel_study(study);
   std::vector<TrialRecord> cancelled = store_->trials_changed_since(after_finish, 100);
   EXPECT_EQ(cancelled.size(), 2u);
   for (const TrialRecord& t : cancelled) EXPECT_EQ(t.status, TrialStatus::kCancelled);
-  // The limit cuts by change number.
-  EXPECT_EQ(ids_of(store_->trials_changed_since(empty.trials, 2)),
-            (std::vector<int64_t>{all[0].id, all[1].id}));
 }
 
-TEST_F(StoreTest, EpochRecordsAreFollowedByChangeNumber) {
+TEST_F(StoreTest, ExpiredLeasesAndHandedBackTrialsAreChangesToo) {
+  const int64_t study = study_with_trials("s", 2);
+  const Claim a = *store_->claim_next("w", {.study_id = study, .lease = std::chrono::seconds(1)});
+  const Claim b = *store_->claim_next("w", {.study_id = study, .lease = std::chrono::seconds(60)});
+  const int64_t after_claims = store_->last_trial_change();
+  ASSERT_TRUE(store_->release_trial(b.trial_id, b.attempt));
+  clock_.advance(std::chrono::seconds(2));
+  EXPECT_EQ(store_->expire_leases({.study_id = study}), 1);
+  std::vector<TrialRecord> changed = store_->trials_changed_since(after_claims, 100);
+  ASSERT_EQ(changed.size(), 2u);
+  EXPECT_EQ(changed[0].id, b.trial_id);  // handed back first
+  EXPECT_EQ(changed[1].id, a.trial_id);  // then its lease ran out
+  for (const TrialRecord& t : changed) EXPECT_EQ(t.status, TrialStatus::kQueued);
+}
+
+TEST_F(StoreTest, EpochsOfARunningTrialAreFollowedByEpochNumber) {
   const int64_t study = study_with_trials("s", 1);
   const Claim c = *store_->claim_next("w", {.study_id = study});
   ASSERT_TRUE(store_->append_epochs(
       c.trial_id, c.attempt,
       {{1, 0.9, 1.0, 0.3, 0.01, nullptr}, {2, 0.8, 0.9, 0.4, 0.01, nullptr}}));
-  std::vector<EpochRecord> first = store_->epochs_since(0, 100);
-  ASSERT_EQ(first.size(), 2u);
-  EXPECT_EQ(first[0].row.epoch, 1);
-  EXPECT_EQ(first[1].row.epoch, 2);
-  EXPECT_LT(first[0].seq, first[1].seq);
-  EXPECT_EQ(store_->change_cursor().epochs, first[1].seq);
-  // Rewriting an epoch gives it a new number, so a follower sees the last version.
-  ASSERT_TRUE(store_->append_epochs(c.trial_id, c.attempt, {{2, 0.7, 0.8, 0.5, 0.01, nullptr}}));
-  std::vector<EpochRecord> rewritten = store_->epochs_since(first[1].seq, 100);
-  ASSERT_EQ(rewritten.size(), 1u);
-  EXPECT_EQ(rewritten[0].row.epoch, 2);
-  EXPECT_DOUBLE_EQ(rewritten[0].row.val_metric, 0.5);
-  // A second connection (another process) sees the same numbers.
-  EXPECT_EQ(reopen()->change_cursor().epochs, rewritten[0].seq);
+  EXPECT_EQ(store_->list_epochs(c.trial_id, c.attempt).size(), 2u);
+  std::vector<EpochRecord> newer = store_->list_epochs(c.trial_id, c.attempt, 1);
+  ASSERT_EQ(newer.size(), 1u);
+  EXPECT_EQ(newer[0].row.epoch, 2);
+  EXPECT_TRUE(store_->list_epochs(c.trial_id, c.attempt, 2).empty());
+  // A second connection (another process) sees the same.
+  EXPECT_EQ(reopen()->list_epochs(c.trial_id, c.attempt, 1).size(), 1u);
 }
 
 TEST_F(StoreTest, CountTrialsCountsWhatListTrialsWouldReturn) {

@@ -240,8 +240,9 @@ TEST_F(StoreTest, SecondConnectionSeesClaims) {
 
 TEST_F(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
   const int64_t study = store_->create_study("costs", nlohmann::json::object());
-  store_->add_trials(study, {{0, "iris", {}, 1.0}, {1, "iris", {}, 50.0}, {2, "iris", {}, 50.0},
-                             {3, "iris", {}, 7.0}});
+  store_->add_trials(
+      study,
+      {{0, "iris", {}, 1.0}, {1, "iris", {}, 50.0}, {2, "iris", {}, 50.0}, {3, "iris", {}, 7.0}});
   std::vector<int64_t> order;
   while (auto c = store_->claim_next("w", {study})) order.push_back(c->number);
   EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 0}));  // ties by number
