@@ -127,6 +127,7 @@ void ChangeFeed::poll_once() {
         {"study", s.id,
          nlohmann::json{{"id", s.id}, {"name", s.name}, {"status", to_string(s.status)}}.dump()});
   }
+  cache_.refresh();  // before the events: a client that refetches gets the new state
   hub_.publish(events);
   ++polls_;
 }

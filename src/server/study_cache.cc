@@ -57,7 +57,6 @@ CachedTrial reduce(StudyView& v, const store::TrialRecord& t) {
 
 void changed(StudyView& v) {
   ++v.generation;
-  v.responses.clear();
 }
 
 // Any change of the study's trials invalidates its cached responses (counts, pages); only
@@ -152,17 +151,61 @@ void StudyCache::with_study(int64_t study_id, const std::function<void(StudyView
   f(*e->view);
 }
 
-std::shared_ptr<const std::string> StudyCache::response(
-    int64_t study_id, const std::string& key, const std::function<std::string(StudyView&)>& make) {
-  std::shared_ptr<const std::string> out;
-  with_study(study_id, [&](StudyView& v) {
-    auto it = v.responses.find(key);
-    if (it == v.responses.end() && v.responses.size() >= kMaxResponses) v.responses.clear();
-    if (it == v.responses.end())
-      it = v.responses.emplace(key, std::make_shared<const std::string>(make(v))).first;
-    out = it->second;
-  });
-  return out;
+uint64_t StudyCache::generation(Entry& e) {
+  std::lock_guard lock(e.mu);
+  return e.view ? e.view->generation : 0;
+}
+
+std::string StudyCache::make(int64_t study_id, Entry&, const Maker& maker) {
+  return maker([&](const std::function<void(StudyView&)>& f) { with_study(study_id, f); });
+}
+
+std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const std::string& key,
+                                                        Maker maker) {
+  std::shared_ptr<Entry> e = entry(study_id);
+  {
+    std::lock_guard lock(e->responses_mu);
+    auto it = e->responses.find(key);
+    if (it != e->responses.end()) {
+      it->second.used = std::chrono::steady_clock::now();
+      return it->second.body;
+    }
+  }
+  // First request for this key: make it here (loading the study if needed).
+  const uint64_t at = generation(*e);
+  auto body = std::make_shared<const std::string>(make(study_id, *e, maker));
+  std::lock_guard lock(e->responses_mu);
+  if (e->responses.size() >= kMaxResponses) e->responses.clear();
+  Response& r = e->responses[key];
+  r = Response{body, at, std::chrono::steady_clock::now(), std::move(maker)};
+  return body;
+}
+
+void StudyCache::refresh() {
+  std::vector<std::pair<int64_t, std::shared_ptr<Entry>>> entries;
+  {
+    std::lock_guard lock(mu_);
+    entries.assign(entries_.begin(), entries_.end());
+  }
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [study_id, e] : entries) {
+    const uint64_t current = generation(*e);
+    std::vector<std::pair<std::string, Maker>> stale;
+    {
+      std::lock_guard lock(e->responses_mu);
+      std::erase_if(e->responses, [&](const auto& kv) { return now - kv.second.used > kKeepUnused; });
+      for (const auto& [key, r] : e->responses)
+        if (r.generation != current) stale.emplace_back(key, r.make);
+    }
+    for (const auto& [key, maker] : stale) {
+      auto body = std::make_shared<const std::string>(make(study_id, *e, maker));
+      std::lock_guard lock(e->responses_mu);
+      auto it = e->responses.find(key);
+      if (it == e->responses.end()) continue;
+      it->second.body = std::move(body);
+      it->second.generation = current;
+    }
+  }
 }
 
 void StudyCache::apply(const std::vector<store::TrialRecord>& changed) {

@@ -60,8 +60,7 @@ struct StudyView {
   std::vector<std::string> strings;
   std::vector<CachedTrial> trials;
   std::unordered_map<int64_t, size_t> index;  // trial id -> position in trials
-  uint64_t generation = 0;
-  std::map<std::string, std::shared_ptr<const std::string>> responses;  // of this generation
+  uint64_t generation = 0;  // bumped by every change of the study's trials or status
 
   int param_index(const std::string& name) const;   // -1 if unknown
   int metric_index(const std::string& name) const;  // -1 if unknown
@@ -73,6 +72,13 @@ struct StudyView {
 class StudyCache {
  public:
   static constexpr size_t kMaxResponses = 256;  // per study: distinct pages are bounded
+  // A cached response nobody asked for in this long is dropped instead of refreshed.
+  static constexpr std::chrono::seconds kKeepUnused{30};
+
+  // What a response is made with: `with_view(f)` runs f on the study's view under its lock;
+  // store queries go outside it, so requests are not held up by them.
+  using ViewAccess = std::function<void(const std::function<void(StudyView&)>&)>;
+  using Maker = std::function<std::string(const ViewAccess& with_view)>;
 
   explicit StudyCache(store::Store& store);
 
@@ -81,22 +87,36 @@ class StudyCache {
   // studies up when it starts.
   void with_study(int64_t study_id, const std::function<void(StudyView&)>& f);
 
-  // A response cached for this generation of the study under `key`, computed by `make`
-  // (under the study's lock) when missing.
+  // The response cached under `key`, made by `make` on the first request. When the study
+  // changes, refresh() (the change feed's thread) makes it again, so requests never wait
+  // for a recomputation: a response lags the store by a poll and a refresh at most.
+  // `make` must own what it captures: it is kept for refreshing.
   std::shared_ptr<const std::string> response(int64_t study_id, const std::string& key,
-                                              const std::function<std::string(StudyView&)>& make);
+                                              Maker make);
 
   // Applies changed trials (from Store::trials_changed_since) to the loaded studies.
   void apply(const std::vector<store::TrialRecord>& changed);
-
-  // Drops the study's cached responses (its status changed outside its trials).
+  // The study's status changed outside its trials: its responses are out of date.
   void touch(int64_t study_id);
+  // Makes again every out-of-date response asked for in the last kKeepUnused, drops the
+  // others. Errors of a maker propagate (the response stays as it was).
+  void refresh();
 
  private:
-  struct Entry {
-    std::mutex mu;
-    std::unique_ptr<StudyView> view;  // null until loaded
+  struct Response {
+    std::shared_ptr<const std::string> body;
+    uint64_t generation = 0;  // of the view it was made from
+    std::chrono::steady_clock::time_point used;
+    Maker make;
   };
+  struct Entry {
+    std::mutex mu;                    // guards view
+    std::unique_ptr<StudyView> view;  // null until loaded
+    std::mutex responses_mu;          // guards responses; never held while making one
+    std::map<std::string, Response> responses;
+  };
+  uint64_t generation(Entry& e);
+  std::string make(int64_t study_id, Entry& e, const Maker& make);
   std::shared_ptr<Entry> entry(int64_t study_id);
   void load(int64_t study_id, Entry& e);
 

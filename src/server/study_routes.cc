@@ -12,14 +12,24 @@ using nlohmann::json;
 
 constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
 
-// Under the study's cache lock (StudyCache::response).
-json summary_of(Context& c, const store::StudyRecord& s, const StudyView& v) {
-  return study_summary(s, c.store().counts(s.id), v.total, v.best());
+using ViewAccess = StudyCache::ViewAccess;
+
+// STUDY_SUMMARY, read afresh (a maker runs again on every refresh).
+json summary_of(Context& c, int64_t id, const ViewAccess& with_view) {
+  const store::StudyRecord s = c.store().get_study(id);
+  const store::StudyCounts counts = c.store().counts(id);
+  std::optional<BestTrial> best;
+  int64_t total = 0;
+  with_view([&](StudyView& v) {
+    best = v.best();
+    total = v.total;
+  });
+  return study_summary(s, counts, total, best);
 }
 
-std::string summary_text(Context& c, const store::StudyRecord& s) {
-  return *c.cache->response(s.id, "summary",
-                            [&](StudyView& v) { return summary_of(c, s, v).dump(); });
+std::string summary_text(Context& c, int64_t id) {
+  return *c.cache->response(
+      id, "summary", [&c, id](const ViewAccess& with_view) { return summary_of(c, id, with_view).dump(); });
 }
 
 // A study file in a request body: JSON when it looks like an object, else YAML (JSON is
@@ -97,7 +107,7 @@ void add_study_routes(Router& r, Context& c) {
     bool first = true;
     for (const store::StudyRecord& s : c.store().list_studies()) {
       if (!first) body += ',';
-      body += summary_text(c, s);
+      body += summary_text(c, s.id);
       first = false;
     }
     send_json_text(res, std::make_shared<const std::string>(body + "]}"));
@@ -110,14 +120,16 @@ void add_study_routes(Router& r, Context& c) {
   });
 
   r.get(kStudy, [&c](const httplib::Request& req, httplib::Response& res) {
-    const store::StudyRecord s = c.study(req.matches[1]);
-    send_json_text(res, c.cache->response(s.id, "study", [&](StudyView& v) {
-      json out = summary_of(c, s, v);
-      out["spec"] = s.spec;
-      out["datasets"] = v.spec.datasets;
-      json names = json::array();
-      for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
-      out["parameters"] = std::move(names);
+    const int64_t id = c.study(req.matches[1]).id;
+    send_json_text(res, c.cache->response(id, "study", [&c, id](const ViewAccess& with_view) {
+      json out = summary_of(c, id, with_view);
+      out["spec"] = c.store().get_study(id).spec;
+      with_view([&](StudyView& v) {
+        out["datasets"] = v.spec.datasets;
+        json names = json::array();
+        for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
+        out["parameters"] = std::move(names);
+      });
       if (out["best"].is_object())
         out["best"] = trial_summary(c.store().get_trial(out["best"]["trial_id"].get<int64_t>()));
       return out.dump();
@@ -134,15 +146,15 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(std::string(kStudy) + "/trials", [&c](const httplib::Request& req, httplib::Response& res) {
     const store::TrialFilter f = trial_filter(req);  // bad parameters before the lookup
-    const store::StudyRecord s = c.study(req.matches[1]);
+    const int64_t id = c.study(req.matches[1]).id;
     std::string key = "trials";
     for (const auto& [name, value] : req.params) key += "\n" + name + "=" + value;
-    send_json_text(res, c.cache->response(s.id, key, [&](StudyView&) {
+    send_json_text(res, c.cache->response(id, key, [&c, id, f](const ViewAccess&) {
       store::Store& store = c.store();
       json trials = json::array();
-      for (const store::TrialRecord& t : store.list_trials(s.id, f))
+      for (const store::TrialRecord& t : store.list_trials(id, f))
         trials.push_back(trial_summary(t));
-      return json{{"total", store.count_trials(s.id, f)},
+      return json{{"total", store.count_trials(id, f)},
                   {"offset", f.offset},
                   {"limit", f.limit},
                   {"trials", std::move(trials)}}
@@ -155,8 +167,12 @@ void add_study_routes(Router& r, Context& c) {
           SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
                          query_text(req, "group", "")};
           const int64_t id = c.study(req.matches[1]).id;
-          const auto body = c.cache->response(id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group,
-                                              [&](StudyView& v) { return summarize(v, q).dump(); });
+          const auto body = c.cache->response(
+              id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group, [q](const ViewAccess& with_view) {
+                std::string out;
+                with_view([&](StudyView& v) { out = summarize(v, q).dump(); });
+                return out;
+              });
           send_json_text(res, body);
         });
 
@@ -168,7 +184,13 @@ void add_study_routes(Router& r, Context& c) {
           const int64_t id = c.study(req.matches[1]).id;
           const auto body = c.cache->response(
               id, "columns\n" + text + "\n" + std::to_string(limit),
-              [&](StudyView& v) { return columns(v, fields, static_cast<size_t>(limit)).dump(); });
+              [fields, limit](const ViewAccess& with_view) {
+                std::string out;
+                with_view([&](StudyView& v) {
+                  out = columns(v, fields, static_cast<size_t>(limit)).dump();
+                });
+                return out;
+              });
           send_json_text(res, body);
         });
 }

@@ -107,6 +107,9 @@ TEST(ServerSubmit, ACreatedStudyIsQueuedTrainedStreamedAndCancellable) {
   // serve's coordinator queues the trials; the stream says so.
   EXPECT_TRUE(seen("event: study\ndata: {\"id\":" + id));
   EXPECT_TRUE(seen("\"status\":\"queued\""));
+  // Cached responses are refreshed by the server when the study changes.
+  auto study_json = [&] { return json::parse(c->Get("/api/v1/studies/" + id)->body); };
+  EXPECT_EQ(study_json()["finished"], 0);
   // A worker process sharing the store trains them: trial, epoch and worker events flow.
   const CommandResult worker =
       run_layerlab("worker --store " + url + " --study " + id + " --exit-when-done --quiet");
@@ -115,6 +118,13 @@ TEST(ServerSubmit, ACreatedStudyIsQueuedTrainedStreamedAndCancellable) {
   EXPECT_TRUE(seen("event: epoch\ndata: {"));
   EXPECT_TRUE(seen("event: worker\ndata: {"));
   EXPECT_TRUE(seen("\"status\":\"finished\""));  // the coordinator finished the study
+  bool refreshed = false;
+  for (int i = 0; i < 100 && !refreshed; ++i) {
+    const json now = study_json();
+    refreshed = now["finished"] == 4 && now["status"] == "finished";
+    if (!refreshed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(refreshed) << study_json().dump();
   auto trials = c->Get("/api/v1/studies/" + id + "/trials?status=completed");
   ASSERT_TRUE(trials);
   EXPECT_EQ(json::parse(trials->body)["total"], 4);
