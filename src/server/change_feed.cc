@@ -123,6 +123,7 @@ void ChangeFeed::poll_once() {
     auto [it, added] = studies_.try_emplace(s.id, status);
     if (!added && it->second == status) continue;
     it->second = status;
+    cache_.touch(s.id);
     events.push_back(
         {"study", s.id,
          nlohmann::json{{"id", s.id}, {"name", s.name}, {"status", to_string(s.status)}}.dump()});
