@@ -128,7 +128,7 @@ void ChangeFeed::poll_once() {
         {"study", s.id,
          nlohmann::json{{"id", s.id}, {"name", s.name}, {"status", to_string(s.status)}}.dump()});
   }
-  cache_.refresh();  // before the events: a client that refetches gets the new state
+  cache_.refresh(*store_);  // before the events: a client that refetches gets the new state
   hub_.publish(events);
   ++polls_;
 }

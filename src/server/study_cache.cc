@@ -156,32 +156,46 @@ uint64_t StudyCache::generation(Entry& e) {
   return e.view ? e.view->generation : 0;
 }
 
-std::string StudyCache::make(int64_t study_id, Entry&, const Maker& maker) {
-  return maker([&](const std::function<void(StudyView&)>& f) { with_study(study_id, f); });
+std::string StudyCache::make(int64_t study_id, store::Store& store, const Maker& maker) {
+  return maker(store, [&](const std::function<void(StudyView&)>& f) { with_study(study_id, f); });
 }
 
 std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const std::string& key,
-                                                        Maker maker) {
+                                                        store::Store& store, Maker maker) {
   std::shared_ptr<Entry> e = entry(study_id);
   {
-    std::lock_guard lock(e->responses_mu);
+    std::unique_lock lock(e->responses_mu);
+    // Concurrent first requests for one key wait for the one making it.
+    e->made.wait(lock, [&] { return !e->making.count(key); });
     auto it = e->responses.find(key);
     if (it != e->responses.end()) {
       it->second.used = std::chrono::steady_clock::now();
       return it->second.body;
     }
+    e->making.insert(key);
   }
   // First request for this key: make it here (loading the study if needed).
-  const uint64_t at = generation(*e);
-  auto body = std::make_shared<const std::string>(make(study_id, *e, maker));
-  std::lock_guard lock(e->responses_mu);
-  if (e->responses.size() >= kMaxResponses) e->responses.clear();
-  Response& r = e->responses[key];
-  r = Response{body, at, std::chrono::steady_clock::now(), std::move(maker)};
+  auto done = [&] {
+    e->making.erase(key);
+    e->made.notify_all();
+  };
+  std::shared_ptr<const std::string> body;
+  try {
+    const uint64_t at = generation(*e);
+    body = std::make_shared<const std::string>(make(study_id, store, maker));
+    std::lock_guard lock(e->responses_mu);
+    if (e->responses.size() >= kMaxResponses) e->responses.clear();
+    e->responses[key] = Response{body, at, std::chrono::steady_clock::now(), std::move(maker)};
+    done();
+  } catch (...) {  // not handled here: release the waiters (they try again), then rethrow
+    std::lock_guard lock(e->responses_mu);
+    done();
+    throw;
+  }
   return body;
 }
 
-void StudyCache::refresh() {
+void StudyCache::refresh(store::Store& store) {
   std::vector<std::pair<int64_t, std::shared_ptr<Entry>>> entries;
   {
     std::lock_guard lock(mu_);
@@ -193,12 +207,13 @@ void StudyCache::refresh() {
     std::vector<std::pair<std::string, Maker>> stale;
     {
       std::lock_guard lock(e->responses_mu);
-      std::erase_if(e->responses, [&](const auto& kv) { return now - kv.second.used > kKeepUnused; });
+      std::erase_if(e->responses,
+                    [&](const auto& kv) { return now - kv.second.used > kKeepUnused; });
       for (const auto& [key, r] : e->responses)
         if (r.generation != current) stale.emplace_back(key, r.make);
     }
     for (const auto& [key, maker] : stale) {
-      auto body = std::make_shared<const std::string>(make(study_id, *e, maker));
+      auto body = std::make_shared<const std::string>(make(study_id, store, maker));
       std::lock_guard lock(e->responses_mu);
       auto it = e->responses.find(key);
       if (it == e->responses.end()) continue;

@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -75,10 +77,12 @@ class StudyCache {
   // A cached response nobody asked for in this long is dropped instead of refreshed.
   static constexpr std::chrono::seconds kKeepUnused{30};
 
-  // What a response is made with: `with_view(f)` runs f on the study's view under its lock;
-  // store queries go outside it, so requests are not held up by them.
+  // What a response is made with: a store connection (the request's, or the change feed's
+  // own when refreshing, so that requests never queue behind a refresh's queries) and
+  // `with_view(f)`, which runs f on the study's view under its lock (store queries go
+  // outside it).
   using ViewAccess = std::function<void(const std::function<void(StudyView&)>&)>;
-  using Maker = std::function<std::string(const ViewAccess& with_view)>;
+  using Maker = std::function<std::string(store::Store& store, const ViewAccess& with_view)>;
 
   explicit StudyCache(store::Store& store);
 
@@ -92,7 +96,7 @@ class StudyCache {
   // for a recomputation: a response lags the store by a poll and a refresh at most.
   // `make` must own what it captures: it is kept for refreshing.
   std::shared_ptr<const std::string> response(int64_t study_id, const std::string& key,
-                                              Maker make);
+                                              store::Store& store, Maker make);
 
   // Applies changed trials (from Store::trials_changed_since) to the loaded studies.
   void apply(const std::vector<store::TrialRecord>& changed);
@@ -100,7 +104,7 @@ class StudyCache {
   void touch(int64_t study_id);
   // Makes again every out-of-date response asked for in the last kKeepUnused, drops the
   // others. Errors of a maker propagate (the response stays as it was).
-  void refresh();
+  void refresh(store::Store& store);
 
  private:
   struct Response {
@@ -112,11 +116,13 @@ class StudyCache {
   struct Entry {
     std::mutex mu;                    // guards view
     std::unique_ptr<StudyView> view;  // null until loaded
-    std::mutex responses_mu;          // guards responses; never held while making one
+    std::mutex responses_mu;          // guards responses and making; never held while making
     std::map<std::string, Response> responses;
+    std::set<std::string> making;  // first requests in progress: others wait for them
+    std::condition_variable made;
   };
   uint64_t generation(Entry& e);
-  std::string make(int64_t study_id, Entry& e, const Maker& make);
+  std::string make(int64_t study_id, store::Store& store, const Maker& make);
   std::shared_ptr<Entry> entry(int64_t study_id);
   void load(int64_t study_id, Entry& e);
 

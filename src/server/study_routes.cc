@@ -15,9 +15,9 @@ constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
 using ViewAccess = StudyCache::ViewAccess;
 
 // STUDY_SUMMARY, read afresh (a maker runs again on every refresh).
-json summary_of(Context& c, int64_t id, const ViewAccess& with_view) {
-  const store::StudyRecord s = c.store().get_study(id);
-  const store::StudyCounts counts = c.store().counts(id);
+json summary_of(store::Store& store, int64_t id, const ViewAccess& with_view) {
+  const store::StudyRecord s = store.get_study(id);
+  const store::StudyCounts counts = store.counts(id);
   std::optional<BestTrial> best;
   int64_t total = 0;
   with_view([&](StudyView& v) {
@@ -28,8 +28,10 @@ json summary_of(Context& c, int64_t id, const ViewAccess& with_view) {
 }
 
 std::string summary_text(Context& c, int64_t id) {
-  return *c.cache->response(
-      id, "summary", [&c, id](const ViewAccess& with_view) { return summary_of(c, id, with_view).dump(); });
+  return *c.cache->response(id, "summary", c.store(),
+                            [id](store::Store& store, const ViewAccess& with_view) {
+                              return summary_of(store, id, with_view).dump();
+                            });
 }
 
 // A study file in a request body: JSON when it looks like an object, else YAML (JSON is
@@ -121,19 +123,22 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(kStudy, [&c](const httplib::Request& req, httplib::Response& res) {
     const int64_t id = c.study(req.matches[1]).id;
-    send_json_text(res, c.cache->response(id, "study", [&c, id](const ViewAccess& with_view) {
-      json out = summary_of(c, id, with_view);
-      out["spec"] = c.store().get_study(id).spec;
-      with_view([&](StudyView& v) {
-        out["datasets"] = v.spec.datasets;
-        json names = json::array();
-        for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
-        out["parameters"] = std::move(names);
-      });
-      if (out["best"].is_object())
-        out["best"] = trial_summary(c.store().get_trial(out["best"]["trial_id"].get<int64_t>()));
-      return out.dump();
-    }));
+    send_json_text(
+        res, c.cache->response(
+                 id, "study", c.store(), [id](store::Store& store, const ViewAccess& with_view) {
+                   json out = summary_of(store, id, with_view);
+                   out["spec"] = store.get_study(id).spec;
+                   with_view([&](StudyView& v) {
+                     out["datasets"] = v.spec.datasets;
+                     json names = json::array();
+                     for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
+                     out["parameters"] = std::move(names);
+                   });
+                   if (out["best"].is_object())
+                     out["best"] =
+                         trial_summary(store.get_trial(out["best"]["trial_id"].get<int64_t>()));
+                   return out.dump();
+                 }));
   });
 
   r.post(std::string(kStudy) + "/cancel",
@@ -149,17 +154,17 @@ void add_study_routes(Router& r, Context& c) {
     const int64_t id = c.study(req.matches[1]).id;
     std::string key = "trials";
     for (const auto& [name, value] : req.params) key += "\n" + name + "=" + value;
-    send_json_text(res, c.cache->response(id, key, [&c, id, f](const ViewAccess&) {
-      store::Store& store = c.store();
-      json trials = json::array();
-      for (const store::TrialRecord& t : store.list_trials(id, f))
-        trials.push_back(trial_summary(t));
-      return json{{"total", store.count_trials(id, f)},
-                  {"offset", f.offset},
-                  {"limit", f.limit},
-                  {"trials", std::move(trials)}}
-          .dump();
-    }));
+    send_json_text(
+        res, c.cache->response(id, key, c.store(), [id, f](store::Store& store, const ViewAccess&) {
+          json trials = json::array();
+          for (const store::TrialRecord& t : store.list_trials(id, f))
+            trials.push_back(trial_summary(t));
+          return json{{"total", store.count_trials(id, f)},
+                      {"offset", f.offset},
+                      {"limit", f.limit},
+                      {"trials", std::move(trials)}}
+              .dump();
+        }));
   });
 
   r.get(std::string(kStudy) + "/summary",
@@ -167,12 +172,13 @@ void add_study_routes(Router& r, Context& c) {
           SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
                          query_text(req, "group", "")};
           const int64_t id = c.study(req.matches[1]).id;
-          const auto body = c.cache->response(
-              id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group, [q](const ViewAccess& with_view) {
-                std::string out;
-                with_view([&](StudyView& v) { out = summarize(v, q).dump(); });
-                return out;
-              });
+          const auto body =
+              c.cache->response(id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group, c.store(),
+                                [q](store::Store&, const ViewAccess& with_view) {
+                                  std::string out;
+                                  with_view([&](StudyView& v) { out = summarize(v, q).dump(); });
+                                  return out;
+                                });
           send_json_text(res, body);
         });
 
@@ -182,15 +188,15 @@ void add_study_routes(Router& r, Context& c) {
           const std::vector<std::string> fields = split_fields(text);
           const int64_t limit = query_int(req, "limit", 5000, 1, 50000);
           const int64_t id = c.study(req.matches[1]).id;
-          const auto body = c.cache->response(
-              id, "columns\n" + text + "\n" + std::to_string(limit),
-              [fields, limit](const ViewAccess& with_view) {
-                std::string out;
-                with_view([&](StudyView& v) {
-                  out = columns(v, fields, static_cast<size_t>(limit)).dump();
-                });
-                return out;
-              });
+          const auto body =
+              c.cache->response(id, "columns\n" + text + "\n" + std::to_string(limit), c.store(),
+                                [fields, limit](store::Store&, const ViewAccess& with_view) {
+                                  std::string out;
+                                  with_view([&](StudyView& v) {
+                                    out = columns(v, fields, static_cast<size_t>(limit)).dump();
+                                  });
+                                  return out;
+                                });
           send_json_text(res, body);
         });
 }
