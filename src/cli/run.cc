@@ -31,7 +31,7 @@ struct RunFlags {
   int max_attempts = 3;
   int leaders = 10;
   bool json = false;
-  int dashboard = -1;  // port; -1: no dashboard, 0: any free port
+  int dashboard = -1;  // port; -1: no dashboard
 };
 
 // The study in the store: created, or the stored one when this file describes it exactly.
@@ -153,8 +153,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();
   cmd->add_flag("--json", f->json, "print the leaderboard as JSON");
   cmd->add_flag("--dashboard{8080}", f->dashboard,
-                "serve the dashboard on 127.0.0.1 while the study runs (--dashboard=PORT; 0: any "
-                "free port)");
+                "serve the dashboard on 127.0.0.1 while the study runs (--dashboard=PORT)")
+      ->check(CLI::Range(1, 65535));
   cmd->callback([f] { command_exit_code() = run(*f); });
 }
 

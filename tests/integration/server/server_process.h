@@ -19,6 +19,14 @@
 
 namespace layerlab::testing {
 
+// A loopback port that was free a moment ago (for commands that take a port, not 0).
+inline int free_port() {
+  httplib::Server probe;
+  const int port = probe.bind_to_any_port("127.0.0.1");
+  probe.stop();
+  return port;
+}
+
 class ServerProcess {
  public:
   // Starts `layerlab serve --store URL --bind 127.0.0.1:0 EXTRA` with its output in dir.

@@ -172,6 +172,35 @@ TEST(ServerSubmit, TokenGuardsMutatingRequestsOnly) {
   EXPECT_EQ(study_count(*c), 1);
 }
 
+TEST(ServerSubmit, RunServesItsDashboardWhileTheStudyRuns) {
+  const auto dir = fresh_dir("server-run-dashboard");
+  std::ofstream(dir / "study.yaml") << kStreamed;
+  const pid_t run = spawn_layerlab("run " + (dir / "study.yaml").string() +
+                                       " --store sqlite:" + (dir / "s.db").string() +
+                                       " -w 1 --dashboard=" + std::to_string(free_port()),
+                                   dir);
+  const std::regex listening("dashboard at http://127\\.0\\.0\\.1:([0-9]+)/#/study/1");
+  int port = 0;
+  for (int i = 0; i < 400 && port == 0; ++i) {
+    std::smatch m;
+    const std::string err = read_file(dir / "bg.err");
+    if (std::regex_search(err, m, listening))
+      port = std::stoi(m[1]);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(port, 0) << read_file(dir / "bg.err");
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/api/v1/studies/1");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["name"], "streamed");
+  EXPECT_EQ(json::parse(r->body)["status"], "running");
+  int status = 0;
+  ::waitpid(run, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_file(dir / "bg.err");
+}
+
 TEST(ServerSubmit, RefusesToServeBeyondLoopbackWithoutAToken) {
   const auto dir = fresh_dir("server-bind");
   const std::string store = " --store sqlite:" + (dir / "s.db").string();
