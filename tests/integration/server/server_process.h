@@ -27,6 +27,19 @@ inline int free_port() {
   return port;
 }
 
+// The port in the "dashboard at http://127.0.0.1:PORT/REST" line that a layerlab process
+// started by spawn_layerlab in `dir` prints, waiting up to 20 s; 0 if it never came.
+inline int announced_port(const std::filesystem::path& dir, const std::string& rest = "") {
+  const std::regex listening("dashboard at http://127\\.0\\.0\\.1:([0-9]+)/" + rest);
+  for (int i = 0; i < 400; ++i) {
+    std::smatch m;
+    const std::string err = read_file(dir / "bg.err");
+    if (std::regex_search(err, m, listening)) return std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
 class ServerProcess {
  public:
   // Starts `layerlab serve --store URL --bind 127.0.0.1:0 EXTRA` with its output in dir.
@@ -35,15 +48,7 @@ class ServerProcess {
       : dir_(dir) {
     std::filesystem::create_directories(dir);
     pid_ = spawn_layerlab("serve --store " + store_url + " --bind 127.0.0.1:0 " + extra, dir);
-    const std::regex listening("dashboard at http://127\\.0\\.0\\.1:([0-9]+)/");
-    for (int i = 0; i < 400 && port_ == 0; ++i) {
-      std::smatch m;
-      const std::string err = read_file(dir / "bg.err");
-      if (std::regex_search(err, m, listening))
-        port_ = std::stoi(m[1]);
-      else
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    port_ = announced_port(dir);
     if (port_ == 0) ADD_FAILURE() << "serve did not start: " << read_file(dir / "bg.err");
   }
   ~ServerProcess() { stop(); }

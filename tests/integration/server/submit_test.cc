@@ -179,16 +179,7 @@ TEST(ServerSubmit, RunServesItsDashboardWhileTheStudyRuns) {
                                        " --store sqlite:" + (dir / "s.db").string() +
                                        " -w 1 --dashboard=" + std::to_string(free_port()),
                                    dir);
-  const std::regex listening("dashboard at http://127\\.0\\.0\\.1:([0-9]+)/#/study/1");
-  int port = 0;
-  for (int i = 0; i < 400 && port == 0; ++i) {
-    std::smatch m;
-    const std::string err = read_file(dir / "bg.err");
-    if (std::regex_search(err, m, listening))
-      port = std::stoi(m[1]);
-    else
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const int port = announced_port(dir, "#/study/1");
   ASSERT_GT(port, 0) << read_file(dir / "bg.err");
   httplib::Client c("127.0.0.1", port);
   auto r = c.Get("/api/v1/studies/1");
