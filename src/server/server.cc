@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <openssl/crypto.h>
+#include <sys/socket.h>
 
 #include <iostream>
 
@@ -49,6 +50,13 @@ void Server::install() {
   http_.new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
+  // httplib's default is SO_REUSEPORT: a second server on the same port would start too and
+  // take half of the connections. SO_REUSEADDR only: a restart can rebind at once, a second
+  // server is refused.
+  http_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_.set_payload_max_length(c.options.max_body);
   // httplib closes a kept-alive connection after 5 requests by default: a dashboard polls.
   http_.set_keep_alive_max_count(10'000);

@@ -201,6 +201,13 @@ TEST(ServerSubmit, RefusesToServeBeyondLoopbackWithoutAToken) {
   r = run_layerlab("serve --bind localhost" + store);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--bind: expected HOST:PORT"), std::string::npos) << r.err;
+  // A port already taken (by another server) is refused, not shared.
+  ServerProcess first("sqlite:" + (dir / "first.db").string(), dir / "first");
+  r = run_layerlab("serve --bind 127.0.0.1:" + std::to_string(first.port()) + store);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())),
+            std::string::npos)
+      << r.err;
   r = run_layerlab("serve --bind 127.0.0.1:70000" + store);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("the port must be 0 to 65535"), std::string::npos) << r.err;
