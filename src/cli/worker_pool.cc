@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "common/error.h"
@@ -23,20 +24,29 @@ WorkerPool::~WorkerPool() {
 }
 
 pid_t WorkerPool::spawn() {
+  // Everything the child needs is built before fork(): in a process with threads the child
+  // may only make async-signal-safe calls until exec (a setenv there allocated, and hung on
+  // the sanitizer allocator's lock taken by another thread at the moment of the fork).
   std::vector<std::string> argv_s = {"layerlab", "worker"};
   argv_s.insert(argv_s.end(), args_.begin(), args_.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const std::string threads = std::to_string(blas_threads_);
+  constexpr std::string_view kBlasThreads = "OPENBLAS_NUM_THREADS=";
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::string_view(*e).substr(0, kBlasThreads.size()) != kBlasThreads) env_s.emplace_back(*e);
+  env_s.push_back(std::string(kBlasThreads) + std::to_string(blas_threads_));
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw internal_error("cannot start a worker process: fork failed");
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);  // the parent died before prctl took effect
-    setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
-    execv("/proc/self/exe", argv.data());
+    execve("/proc/self/exe", argv.data(), envp.data());
     _exit(127);
   }
   return pid;
