@@ -442,6 +442,52 @@ class SqliteStore final : public Store {
     });
   }
 
+  // ---- broker deliveries
+
+  std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
+                                   std::chrono::milliseconds lease) override {
+    if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
+    if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
+    std::lock_guard lock(mu_);
+    return db_.write("start_trial", [&]() -> std::optional<Claim> {
+      const int64_t now = now_ms();
+      if (!trial_exists(trial_id)) throw no_trial("start_trial", trial_id);
+      lose_running_attempt(trial_id, now);
+      const int64_t expires = now + lease.count();
+      Query q = db_.query(
+          "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?2, "
+          "lease_expires = ?3, started_at = ?4, finished_at = NULL "
+          "WHERE id = ?1 AND status IN ('queued', 'running') "
+          "RETURNING id, attempts, study_id, number, dataset, params",
+          trial_id, worker_id, expires, now);
+      if (!q.next()) return std::nullopt;
+      Claim c{q.i64(0),   q.i32(1),  q.i64(2),
+              q.i64(3),   q.text(4), parse(q.text(5), "trials.params"),
+              at(expires)};
+      db_.exec(
+          "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
+          "VALUES (?1, ?2, ?3, ?4)",
+          c.trial_id, c.attempt, worker_id, now);
+      log_change(c.trial_id);
+      return c;
+    });
+  }
+
+  bool fail_trial(int64_t trial_id, const std::string& error) override {
+    std::lock_guard lock(mu_);
+    return db_.write("fail_trial", [&] {
+      const int64_t now = now_ms();
+      if (!trial_exists(trial_id)) throw no_trial("fail_trial", trial_id);
+      lose_running_attempt(trial_id, now);
+      if (db_.exec("UPDATE trials SET status = 'failed', error = ?2, finished_at = ?3, "
+                   "lease_expires = NULL WHERE id = ?1 AND status IN ('queued', 'running')",
+                   trial_id, error, now) == 0)
+        return false;
+      log_change(trial_id);
+      return true;
+    });
+  }
+
   // ---- workers
 
   void register_worker(const WorkerInfo& info) override {
@@ -602,6 +648,21 @@ class SqliteStore final : public Store {
   // Inside a transaction.
   void require_study(const char* call, int64_t id) {
     if (!db_.query("SELECT 1 FROM studies WHERE id = ?1", id).next()) throw no_study(call, id);
+  }
+
+  // Inside a transaction.
+  bool trial_exists(int64_t trial_id) {
+    return db_.query("SELECT 1 FROM trials WHERE id = ?1", trial_id).next();
+  }
+
+  // Inside a write transaction: the current attempt of a running trial is lost (its holder
+  // is gone); the trial stays running, for the caller to restart or fail.
+  void lose_running_attempt(int64_t trial_id, int64_t now) {
+    db_.exec(
+        "UPDATE attempts SET outcome = 'lost', finished_at = ?2 WHERE (trial_id, attempt) IN "
+        "(SELECT id, attempts FROM trials WHERE id = ?1 AND status = 'running')",
+        trial_id, now);
+    db_.exec("UPDATE trials SET lost = lost + 1 WHERE id = ?1 AND status = 'running'", trial_id);
   }
 
   // Inside a write transaction; see Store::expire_leases.

@@ -1,5 +1,5 @@
 // The store: where studies, trials, attempts, epoch records and workers live. One
-// interface; SQLite now (src/store/sqlite_store.cc), PostgreSQL later behind the same calls.
+// interface; SQLite (src/store/sqlite_store.cc) and PostgreSQL (src/store/pg_store.cc).
 //
 // Contract shared by every implementation:
 //  - Each call is one short transaction: it happens entirely or not at all. Reads (find_*,
@@ -131,6 +131,20 @@ class Store {
   // study was cancelled) without counting against the retry limit; outcome "released".
   // false when the attempt is no longer current.
   virtual bool release_trial(int64_t trial_id, int attempt) = 0;
+
+  // ---- broker deliveries (the AMQP queue: the broker, not a lease, decides who runs what)
+  // Starts an attempt of a trial the broker handed to worker_id. A queued trial becomes
+  // running with attempt = attempts + 1 and a lease of `lease` (renewed with renew_lease, so
+  // a takeover is noticed). A running trial was redelivered because its holder's connection
+  // died: its current attempt is lost first (outcome "lost", lost + 1), then the next one
+  // starts. nullopt, writing nothing, when the trial is finished or cancelled (a redelivery
+  // of a committed result: acknowledge it without running). kNotFound for an unknown trial.
+  virtual std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
+                                           std::chrono::milliseconds lease) = 0;
+  // Fails a trial whose deliveries ran out (the broker dead-lettered it after its delivery
+  // limit): a running attempt is lost (outcome "lost", lost + 1), the trial becomes failed
+  // with `error`. false, writing nothing, when it was already finished. kNotFound.
+  virtual bool fail_trial(int64_t trial_id, const std::string& error) = 0;
 
   // ---- workers
   // Registers (or re-registers) a worker as idle, started and heartbeating now.
