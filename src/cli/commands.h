@@ -20,5 +20,6 @@ void add_trials_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_cancel_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_submit_command(CLI::App& app);
 
 }  // namespace layerlab::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   layerlab::cli::add_export_command(app);
   layerlab::cli::add_cancel_command(app);
   layerlab::cli::add_serve_command(app);
+  layerlab::cli::add_submit_command(app);
   layerlab::cli::add_datasets_command(app);
   std::string command = "layerlab";
   try {

@@ -26,6 +26,7 @@ struct RunFlags {
   std::string study_file;
   int workers = 0;  // 0: the number of cores
   std::string store_url = store::kDefaultStoreUrl;
+  std::string broker_url;  // empty: the store is the queue
   int threads = 1;
   double lease_seconds = 10;
   int max_attempts = 3;
@@ -73,7 +74,9 @@ int run(const RunFlags& f) {
   auto store = store::open_store(f.store_url);
   bool resumed = false;
   const int64_t study_id = create_or_resume(*store, spec, f.store_url, &resumed);
-  auto queue = queue::make_store_queue(*store, "coordinator");
+  queue::AmqpQueueOptions amqp;
+  amqp.max_attempts = f.max_attempts;
+  auto queue = queue::make_queue(*store, "coordinator", f.broker_url, {}, amqp);
   study::Coordinator coordinator(*store, *queue, spec, study_id);
   const int workers =
       f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
@@ -92,20 +95,34 @@ int run(const RunFlags& f) {
                            resumed ? "resuming" : "running", spec.name, f.store_url,
                            coordinator.total_trials(), workers);
 
-  WorkerPool pool(workers,
-                  {"--store", f.store_url, "--study", std::to_string(study_id), "--threads",
-                   std::to_string(f.threads), "--lease-seconds", std::to_string(f.lease_seconds),
-                   "--max-attempts", std::to_string(f.max_attempts), "--exit-when-done", "--quiet"},
-                  f.threads);
+  std::vector<std::string> args{"--store",          f.store_url,
+                                "--study",          std::to_string(study_id),
+                                "--threads",        std::to_string(f.threads),
+                                "--lease-seconds",  std::to_string(f.lease_seconds),
+                                "--max-attempts",   std::to_string(f.max_attempts),
+                                "--exit-when-done", "--quiet"};
+  if (!f.broker_url.empty()) args.insert(args.end(), {"--broker", f.broker_url});
+  WorkerPool pool(workers, args, f.threads);
   Progress progress(stderr);
   bool complete = false;
+  std::chrono::steady_clock::time_point last_retry_note{};
   while (!stop) {
-    coordinator.top_up(2 * workers);
-    if (coordinator.complete()) {
-      complete = true;
-      break;
+    try {
+      queue->settle_dead_letters();
+      coordinator.top_up(2 * workers);
+      if (coordinator.complete()) {
+        complete = true;
+        break;
+      }
+      progress.update(progress_state(*store, coordinator, finished_at_start));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnavailable) throw;
+      // The store or broker is away: the workers wait too; say so now and then.
+      if (std::chrono::steady_clock::now() - last_retry_note > std::chrono::seconds(5)) {
+        std::cerr << "\nrun: retrying: " << e.what() << std::endl;
+        last_retry_note = std::chrono::steady_clock::now();
+      }
     }
-    progress.update(progress_state(*store, coordinator, finished_at_start));
     pool.supervise(workers + 10 * static_cast<int>(coordinator.total_trials()));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -140,14 +157,18 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("study", f->study_file, "study file (YAML)")->required();
   cmd->add_option("-w,--workers", f->workers, "worker processes (default: number of cores)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--store", f->store_url, "store URL")->capture_default_str();
+  cmd->add_option("--store", f->store_url, "store URL (sqlite:PATH or postgresql://...)")
+      ->capture_default_str();
+  cmd->add_option("--broker", f->broker_url,
+                  "broker URL (amqp://user:pass@host:port/vhost); workers elsewhere may join");
   cmd->add_option("--threads", f->threads, "BLAS threads per worker")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--lease-seconds", f->lease_seconds, "lease of a running trial")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
-  cmd->add_option("--max-attempts", f->max_attempts, "lost attempts before a trial fails")
+  cmd->add_option("--max-attempts", f->max_attempts,
+                  "deliveries (or lost leases) before a trial fails")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();

@@ -8,6 +8,7 @@
 #include "cli/signals.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
+#include "queue/trial_queue.h"
 #include "server/server.h"
 #include "study/coordinator_pool.h"
 
@@ -16,6 +17,8 @@ namespace {
 
 struct ServeFlags {
   std::string store_url = store::kDefaultStoreUrl;
+  std::string broker_url;
+  int max_attempts = 3;
   std::string bind = "127.0.0.1:8080";
   std::string token;
   int workers = 0;
@@ -51,23 +54,28 @@ void serve(const ServeFlags& f) {
   o.token = f.token;
   server::Server http(o);
   auto store = store::open_store(f.store_url);
+  queue::AmqpQueueOptions amqp;
+  amqp.max_attempts = f.max_attempts;
+  auto queue = queue::make_queue(*store, "coordinator", f.broker_url, {}, amqp);
   study::CoordinatorPool coordinators(
-      *store, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; });
+      *store, *queue, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; });
   http.start();
   std::cerr << "dashboard at " << http.url() << " (store " << f.store_url << ")" << std::endl;
   std::unique_ptr<WorkerPool> pool;
-  if (f.workers > 0)
-    pool =
-        std::make_unique<WorkerPool>(f.workers,
-                                     std::vector<std::string>{"--store", f.store_url, "--threads",
-                                                              std::to_string(f.threads), "--quiet"},
-                                     f.threads);
+  if (f.workers > 0) {
+    std::vector<std::string> args{"--store",        f.store_url,
+                                  "--threads",      std::to_string(f.threads),
+                                  "--max-attempts", std::to_string(f.max_attempts),
+                                  "--quiet"};
+    if (!f.broker_url.empty()) args.insert(args.end(), {"--broker", f.broker_url});
+    pool = std::make_unique<WorkerPool>(f.workers, args, f.threads);
+  }
   while (!stop) {
     try {
       coordinators.step(2 * std::max(1, f.workers) + 8);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnavailable) throw;
-      std::cerr << "serve: store busy, retrying: " << e.what() << "\n";  // next round
+      std::cerr << "serve: retrying: " << e.what() << "\n";  // store or broker away: next round
     }
     if (pool) pool->supervise(1000);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -83,7 +91,14 @@ void add_serve_command(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* cmd =
       app.add_subcommand("serve", "Serve the REST API and dashboard, and coordinate studies");
-  cmd->add_option("--store", f->store_url, "store URL")->capture_default_str();
+  cmd->add_option("--store", f->store_url, "store URL (sqlite:PATH or postgresql://...)")
+      ->capture_default_str();
+  cmd->add_option("--broker", f->broker_url,
+                  "broker URL (amqp://user:pass@host:port/vhost); default: the store is the queue");
+  cmd->add_option("--max-attempts", f->max_attempts,
+                  "deliveries (or lost leases) before a trial fails; the same on every process")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   cmd->add_option("--bind", f->bind, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--token", f->token,

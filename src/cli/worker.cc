@@ -1,5 +1,5 @@
-// layerlab worker: claims trials from the store (or broker), trains them, reports; on
-// SIGTERM hands back the trial in hand and exits.
+// layerlab worker: takes trials from the store or the broker, trains them (--slots at a
+// time), reports; on SIGTERM hands back the trials in hand and exits.
 #include "worker/worker.h"
 
 #include <iostream>
@@ -17,6 +17,11 @@ void add_worker_command(CLI::App& app) {
   auto lease_seconds = std::make_shared<double>(30.0);
   CLI::App* cmd = app.add_subcommand("worker", "Claim, train and report trials until stopped");
   cmd->add_option("--store", opts->store_url, "store URL (sqlite:PATH or postgresql://...)")
+      ->capture_default_str();
+  cmd->add_option("--broker", opts->broker_url,
+                  "broker URL (amqp://user:pass@host:port/vhost); default: the store is the queue");
+  cmd->add_option("--slots", opts->slots, "trials trained at once in this process")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("--study", *study, "only trials of this study (name or id); default: any");
   cmd->add_option("--device", opts->device, "cpu or cuda[:N]")->capture_default_str();

@@ -45,4 +45,17 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best_d <= limit ? best : std::string();
 }
 
+std::string hide_url_password(std::string_view url) {
+  size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  size_t start = scheme + 3;
+  size_t at = url.find('@', start);
+  size_t slash = url.find('/', start);
+  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at))
+    return std::string(url);
+  size_t colon = url.find(':', start);
+  if (colon == std::string_view::npos || colon > at) return std::string(url);
+  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+}
+
 }  // namespace layerlab

@@ -15,4 +15,7 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` if it is close enough to be a likely typo, else "".
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
+// scheme://user:pass@host... -> scheme://user:***@host... (for messages and logs).
+std::string hide_url_password(std::string_view url);
+
 }  // namespace layerlab

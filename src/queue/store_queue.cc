@@ -63,6 +63,8 @@ class StoreQueue final : public TrialQueue {
 
   bool lost(const Delivery& d) const override { return keeper_.lost(d.trial_id, d.attempt); }
 
+  int64_t settle_dead_letters() override { return 0; }
+
  private:
   static constexpr std::chrono::milliseconds kShortTrial{20};
 
@@ -114,6 +116,14 @@ std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string wo
   if (options.max_prefetch < 1) throw invalid_argument("store queue: max_prefetch must be >= 1");
   if (options.study_id < 0) throw invalid_argument("store queue: negative study id");
   return std::make_unique<StoreQueue>(store, std::move(worker_id), options);
+}
+
+std::unique_ptr<TrialQueue> make_queue(store::Store& store, std::string worker_id,
+                                       std::string_view broker_url,
+                                       const StoreQueueOptions& store_options,
+                                       const AmqpQueueOptions& amqp_options) {
+  if (broker_url.empty()) return make_store_queue(store, std::move(worker_id), store_options);
+  return make_amqp_queue(store, std::move(worker_id), broker_url, amqp_options);
 }
 
 }  // namespace layerlab::queue

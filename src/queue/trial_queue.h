@@ -1,6 +1,6 @@
 // TrialQueue: what carries trials from the coordinator to the workers. The store-backed
-// queue (make_store_queue) is the default; an AMQP (RabbitMQ) queue comes later behind the
-// same interface.
+// queue (make_store_queue) is the default; the AMQP queue (make_amqp_queue, RabbitMQ) is
+// for clusters.
 //
 // Delivery is at least once: a delivery that is neither acked nor requeued (the worker
 // died) comes back, to this or another worker, with a higher attempt number. Results are
@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/store.h"
@@ -39,7 +40,8 @@ struct Delivery {
   int64_t number = 0;
   std::string dataset;
   nlohmann::json params;
-  uint64_t tag = 0;  // the broker's delivery tag; 0 for the store queue
+  uint64_t tag = 0;         // the broker's delivery tag; 0 for the store queue
+  uint64_t connection = 0;  // the broker connection it came on (tags are per connection)
 };
 
 class TrialQueue {
@@ -63,6 +65,10 @@ class TrialQueue {
   // running elsewhere): stop training it; its result will not be accepted unless nobody
   // took the trial over. Cheap: reads local state only.
   virtual bool lost(const Delivery& d) const = 0;
+  // Coordinator side: fails in the store the trials the broker gave up on (dead-lettered
+  // after its delivery limit) and returns how many. The store queue has none: the store
+  // fails trials whose leases ran out too often itself.
+  virtual int64_t settle_dead_letters() = 0;
 };
 
 struct StoreQueueOptions {
@@ -84,5 +90,36 @@ struct StoreQueueOptions {
 // < poll_min, max_attempts < 1).
 std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string worker_id,
                                              const StoreQueueOptions& options = {});
+
+struct AmqpQueueOptions {
+  int prefetch = 1;      // deliveries in hand at once: the worker's slots
+  int max_attempts = 3;  // deliveries of a trial before the broker dead-letters it
+  std::chrono::milliseconds lease{30'000};  // store lease of a started trial (takeover check)
+  std::chrono::seconds heartbeat{10};       // AMQP heartbeat of the consumer connection
+};
+
+// The RabbitMQ queue (broker URL amqp://user:pass@host:port/vhost[?queue=NAME]). publish()
+// sends one persistent message per trial to a durable quorum queue and returns once the
+// broker has confirmed them all. receive() takes deliveries (at most `prefetch` unacked)
+// and starts each in the store (Store::start_trial): a redelivery of a trial already
+// finished is acknowledged without running. ack() after the result is committed; requeue()
+// releases the trial in the store and hands it back without using up a delivery (a copy is
+// published, then the original acked). A trial delivered `max_attempts` times without an
+// ack (its workers died) is dead-lettered by the broker to NAME.dead (kept for operators)
+// and NAME.dead.store (read by settle_dead_letters). The connection comes back by itself
+// after the broker restarts (jittered backoff to 5 s); deliveries of the old connection
+// are redelivered by the broker and skipped or taken over through the store. Errors:
+// kInvalidArgument for a bad URL or options, kFailedPrecondition (thrown by receive or
+// publish) for refused credentials, a missing vhost or a queue declared with another limit,
+// kUnavailable while the broker is away.
+std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string worker_id,
+                                            std::string_view broker_url,
+                                            const AmqpQueueOptions& options = {});
+
+// The AMQP queue when broker_url is given, else the store queue.
+std::unique_ptr<TrialQueue> make_queue(store::Store& store, std::string worker_id,
+                                       std::string_view broker_url,
+                                       const StoreQueueOptions& store_options,
+                                       const AmqpQueueOptions& amqp_options);
 
 }  // namespace layerlab::queue

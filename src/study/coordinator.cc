@@ -37,6 +37,14 @@ Coordinator::Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpe
       next_number_(store.counts(study_id).total()) {}
 
 int64_t Coordinator::top_up(int64_t max_in_flight) {
+  if (!republished_) {
+    store::TrialFilter queued;
+    queued.statuses = {store::TrialStatus::kQueued};
+    std::vector<int64_t> ids;
+    for (const store::TrialRecord& r : store_.list_trials(study_id_, queued)) ids.push_back(r.id);
+    queue_.publish(study_id_, ids);
+    republished_ = true;
+  }
   int64_t room = total_ - next_number_;
   std::vector<Observation> finished;
   std::vector<Suggestion> in_flight;

@@ -21,9 +21,12 @@ class Coordinator {
   // `queue` receives the new trial ids (publish); the store-backed queue ignores them.
   Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpec spec, int64_t study_id);
 
-  // Adds the trials the sampler has ready. Non-adaptive samplers: every remaining trial, in
-  // transactions of a few thousand. Adaptive (tpe): up to `max_in_flight` queued or running.
-  // Returns how many were added.
+  // Adds the trials the sampler has ready and publishes them. The first call also publishes
+  // the trials already queued in the store (a coordinator stopped between storing and
+  // publishing must not strand them; a duplicate delivery is skipped by the worker). On an
+  // error nothing is lost: the next call stores (idempotently) and publishes again. Non-adaptive
+  // samplers: every remaining trial, in transactions of a few thousand. Adaptive (tpe): up to
+  // `max_in_flight` queued or running. Returns how many were added.
   int64_t top_up(int64_t max_in_flight);
 
   // True once every trial of the study is stored and finished (none queued or running).
@@ -44,6 +47,7 @@ class Coordinator {
   std::unique_ptr<Sampler> sampler_;
   int64_t total_;
   int64_t next_number_;  // the first number not yet stored
+  bool republished_ = false;
 };
 
 }  // namespace layerlab::study

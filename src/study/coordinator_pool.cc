@@ -4,15 +4,15 @@
 
 namespace layerlab::study {
 
-CoordinatorPool::CoordinatorPool(store::Store& store,
+CoordinatorPool::CoordinatorPool(store::Store& store, queue::TrialQueue& queue,
                                  std::function<void(const std::string&)> report)
-    : store_(store),
-      report_(std::move(report)),
-      queue_(queue::make_store_queue(store, "coordinator")) {}
+    : store_(store), report_(std::move(report)), queue_(queue) {}
 
 CoordinatorPool::~CoordinatorPool() = default;
 
 void CoordinatorPool::step(int64_t max_in_flight) {
+  if (const int64_t dead = queue_.settle_dead_letters())
+    report_(std::to_string(dead) + " trials failed: the broker dead-lettered them");
   std::set<int64_t> running;
   for (const store::StudyRecord& s : store_.list_studies()) {
     if (s.status != store::StudyStatus::kRunning || broken_.count(s.id)) continue;
@@ -21,7 +21,7 @@ void CoordinatorPool::step(int64_t max_in_flight) {
     if (it == coordinators_.end()) {
       try {
         it = coordinators_
-                 .emplace(s.id, std::make_unique<Coordinator>(store_, *queue_,
+                 .emplace(s.id, std::make_unique<Coordinator>(store_, queue_,
                                                               StudySpec::from_json(s.spec), s.id))
                  .first;
       } catch (const Error& e) {

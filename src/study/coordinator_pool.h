@@ -23,12 +23,15 @@ class CoordinatorPool {
  public:
   // `report` receives one line per event worth telling the operator (a study finished, a
   // study that cannot be coordinated).
-  CoordinatorPool(store::Store& store, std::function<void(const std::string&)> report);
+  // `queue` carries the trials to the workers (the store queue or the broker).
+  CoordinatorPool(store::Store& store, queue::TrialQueue& queue,
+                  std::function<void(const std::string&)> report);
   ~CoordinatorPool();
 
   // One round over the running studies: tops each up (adaptive samplers keep at most
-  // `max_in_flight` queued or running) and finishes the complete ones. A study whose stored
-  // spec cannot be read is reported once and left alone; store errors propagate.
+  // `max_in_flight` queued or running), fails the trials the broker dead-lettered, and
+  // finishes the complete studies. A study whose stored spec cannot be read is reported once
+  // and left alone; store and broker errors propagate.
   void step(int64_t max_in_flight);
 
   size_t active() const { return coordinators_.size(); }
@@ -36,7 +39,7 @@ class CoordinatorPool {
  private:
   store::Store& store_;
   std::function<void(const std::string&)> report_;
-  std::unique_ptr<queue::TrialQueue> queue_;
+  queue::TrialQueue& queue_;
   std::map<int64_t, std::unique_ptr<Coordinator>> coordinators_;
   std::set<int64_t> broken_;  // studies reported as impossible to coordinate
 };

@@ -68,17 +68,15 @@ struct StudyContext {
 
 class Worker {
  public:
-  Worker(const WorkerOptions& options, const std::atomic<bool>& stop)
+  // One slot: its own store connection and backend; `queue` is shared by the slots.
+  Worker(const WorkerOptions& options, const std::atomic<bool>& stop, std::string id,
+         queue::TrialQueue& queue)
       : options_(options),
         stop_(stop),
-        id_(make_worker_id()),
+        id_(std::move(id)),
         store_(store::open_store(options.store_url)),
-        backend_(backend::make_backend(options.device, options.threads)) {
-    queue::StoreQueueOptions q;
-    q.lease = options.lease;
-    q.study_id = options.study_id;
-    q.max_attempts = options.max_attempts;
-    queue_ = queue::make_store_queue(*store_, id_, q);
+        backend_(backend::make_backend(options.device, options.threads)),
+        queue_(queue) {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     with_backoff([&] { store_->register_worker({id_, host, getpid(), backend_->name()}); });
@@ -100,7 +98,7 @@ class Worker {
       std::optional<queue::Delivery> d;
       try {
         // Results waiting to be committed must not wait for the queue as well.
-        d = queue_->receive(unreported_.empty() ? milliseconds(200) : milliseconds(0));
+        d = queue_.receive(unreported_.empty() ? milliseconds(200) : milliseconds(0));
       } catch (const Error& e) {
         if (!retryable(e)) throw;
         std::this_thread::sleep_for(idle_wait);
@@ -118,7 +116,6 @@ class Worker {
       heartbeat_->set_current(0);
     }
     commit_results();
-    with_backoff([&] { queue_->close(); });  // hand back what was claimed ahead
     return summary_;
   }
 
@@ -180,7 +177,7 @@ class Worker {
     with_backoff([&] { return store_->finish_trials(finishes); });
     for (const auto& u : unreported_) {
       maybe_crash(CrashPoint::kAfterCommit, u.delivery.number);
-      queue_->ack(u.delivery);
+      queue_.ack(u.delivery);
       ++summary_.trials;
     }
     unreported_.clear();
@@ -220,7 +217,7 @@ class Worker {
       if (decide || Clock::now() - last_flush > kFlushInterval) flush();
       if (r.epoch == 1) maybe_crash(CrashPoint::kAfterEpoch, d.number);
       if (stop_) interrupted = true;
-      if (queue_->lost(d)) lost = true;
+      if (queue_.lost(d)) lost = true;
       if (interrupted || lost) return false;
       if (!decide) return true;
       const std::vector<double> others = with_backoff(
@@ -237,12 +234,12 @@ class Worker {
     }
     if (interrupted) {
       commit_results();
-      with_backoff([&] { queue_->requeue(d); });
+      with_backoff([&] { queue_.requeue(d); });
       ++summary_.handed_back;
       return;
     }
     if (lost) {
-      queue_->ack(d);  // not ours any more: stop holding it
+      queue_.ack(d);  // not ours any more: stop holding it
       ++summary_.lost;
       return;
     }
@@ -260,7 +257,7 @@ class Worker {
   std::string id_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<backend::Backend> backend_;
-  std::unique_ptr<queue::TrialQueue> queue_;
+  queue::TrialQueue& queue_;
   std::unique_ptr<Heartbeat> heartbeat_;
   std::map<int64_t, StudyContext> studies_;
   std::map<std::string, study::PreparedData> data_;
@@ -276,8 +273,55 @@ class Worker {
 }  // namespace
 
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop) {
-  Worker w(options, stop);
-  return w.run();
+  if (options.slots < 1) throw invalid_argument("worker: slots must be >= 1");
+  const std::string id = make_worker_id();
+  // The queue's own connection: claims, leases and deliveries do not wait behind reports.
+  auto queue_store = store::open_store(options.store_url);
+  queue::StoreQueueOptions sq;
+  sq.lease = options.lease;
+  sq.study_id = options.study_id;
+  sq.max_attempts = options.max_attempts;
+  queue::AmqpQueueOptions aq;
+  aq.prefetch = options.slots;
+  aq.max_attempts = options.max_attempts;
+  aq.lease = options.lease;
+  auto queue = queue::make_queue(*queue_store, id, options.broker_url, sq, aq);
+  auto slot_id = [&](int k) { return options.slots == 1 ? id : id + "/" + std::to_string(k + 1); };
+  WorkerSummary total;
+  if (options.slots == 1) {
+    total = Worker(options, stop, id, *queue).run();
+  } else {
+    std::vector<WorkerSummary> sums(static_cast<size_t>(options.slots));
+    std::vector<std::exception_ptr> errors(sums.size());
+    std::atomic<bool> stop_all{false};
+    // A slot that fails stops the others, and the first error is rethrown.
+    std::vector<std::thread> slots;
+    std::atomic<int> running{options.slots};
+    for (int k = 0; k < options.slots; ++k)
+      slots.emplace_back([&, k] {
+        try {
+          sums[static_cast<size_t>(k)] = Worker(options, stop_all, slot_id(k), *queue).run();
+        } catch (...) {
+          errors[static_cast<size_t>(k)] = std::current_exception();
+          stop_all = true;
+        }
+        --running;
+      });
+    while (running > 0) {
+      if (stop) stop_all = true;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    for (std::thread& t : slots) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (const WorkerSummary& w : sums) {
+      total.trials += w.trials;
+      total.handed_back += w.handed_back;
+      total.lost += w.lost;
+    }
+  }
+  with_backoff([&] { queue->close(); });  // hand back what was taken ahead
+  return total;
 }
 
 }  // namespace layerlab::worker

@@ -20,7 +20,11 @@ namespace layerlab::worker {
 
 struct WorkerOptions {
   std::string store_url = store::kDefaultStoreUrl;
-  int64_t study_id = 0;  // 0: trials of any study
+  std::string broker_url;  // amqp://...; empty: the store is the queue
+  int slots = 1;           // trials trained at once (threads, each with its own store connection)
+  // 0: trials of any study. With a broker every worker takes trials of every study on its
+  // queue; study_id then only says which study exit_when_done waits for.
+  int64_t study_id = 0;
   std::string device = "cpu";
   int threads = 1;  // BLAS threads
   std::chrono::milliseconds lease{30'000};
@@ -35,7 +39,8 @@ struct WorkerSummary {
   int64_t lost = 0;         // trials abandoned because their lease was lost
 };
 
-// Runs until `stop` becomes true or, with exit_when_done, the study is over.
+// Runs until `stop` becomes true or, with exit_when_done, the study is over. The summary
+// adds up the slots.
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace layerlab::worker

@@ -23,7 +23,8 @@ TEST(CoordinatorPool, QueuesEveryRunningStudyAndFinishesCompleteOnes) {
   const int64_t a = store->create_study("a", StudySpec::from_json(spec_json("a", 3)).to_json());
   const int64_t b = store->create_study("b", StudySpec::from_json(spec_json("b", 2)).to_json());
   std::vector<std::string> lines;
-  CoordinatorPool pool(*store, [&](const std::string& l) { lines.push_back(l); });
+  auto queue = queue::make_store_queue(*store, "coordinator");
+  CoordinatorPool pool(*store, *queue, [&](const std::string& l) { lines.push_back(l); });
   pool.step(10);
   EXPECT_EQ(store->counts(a)[store::TrialStatus::kQueued], 3);
   EXPECT_EQ(store->counts(b)[store::TrialStatus::kQueued], 2);
@@ -47,7 +48,8 @@ TEST(CoordinatorPool, AStudyItCannotReadIsReportedOnceAndLeftAlone) {
   const int64_t good =
       store->create_study("good", StudySpec::from_json(spec_json("good", 2)).to_json());
   std::vector<std::string> lines;
-  CoordinatorPool pool(*store, [&](const std::string& l) { lines.push_back(l); });
+  auto queue = queue::make_store_queue(*store, "coordinator");
+  CoordinatorPool pool(*store, *queue, [&](const std::string& l) { lines.push_back(l); });
   pool.step(10);
   pool.step(10);
   ASSERT_EQ(lines.size(), 1u);

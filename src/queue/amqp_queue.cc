@@ -1,0 +1,367 @@
+// The RabbitMQ TrialQueue (see make_amqp_queue in trial_queue.h).
+//
+// Two connections: the consumer's, owned by one I/O thread (rabbitmq-c connections are
+// not thread-safe), and the publisher's (publish, hand-backs, dead letters), used under a
+// mutex. Worker threads post acks to the I/O thread and wake it through an eventfd, so an
+// ack leaves at once instead of after a polling interval.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <type_traits>
+
+#include "common/error.h"
+#include "queue/amqp_connection.h"
+#include "queue/lease_keeper.h"
+#include "queue/trial_queue.h"
+
+namespace layerlab::queue {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr size_t kPublishChunk = 1000;  // messages per wait for confirms
+constexpr milliseconds kMaxBackoff{5000};
+
+std::string message_body(int64_t trial_id, int64_t study_id, int64_t number) {
+  return nlohmann::json{{"trial", trial_id}, {"study", study_id}, {"number", number}}.dump();
+}
+
+std::optional<int64_t> trial_of(const std::string& body) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("trial") || !j["trial"].is_number_integer())
+    return std::nullopt;
+  return j["trial"].get<int64_t>();
+}
+
+class AmqpQueue final : public TrialQueue {
+ public:
+  AmqpQueue(store::Store& store, std::string worker_id, amqp::BrokerUrl url,
+            const AmqpQueueOptions& o)
+      : store_(store),
+        worker_id_(std::move(worker_id)),
+        url_(std::move(url)),
+        layout_(amqp::layout(url_, o.max_attempts)),
+        options_(o),
+        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        keeper_(
+            [this](int64_t trial_id, int attempt) {
+              return store_.renew_lease(trial_id, attempt, worker_id_, options_.lease);
+            },
+            o.lease / 3) {
+    if (wake_fd_ < 0) throw internal_error("amqp queue: eventfd failed");
+  }
+
+  ~AmqpQueue() override {
+    stop_consumer();
+    close_fd();
+  }
+
+  void publish(int64_t study_id, const std::vector<int64_t>& trial_ids) override {
+    if (trial_ids.empty()) return;
+    // The number is for operators reading a queue; workers need only the trial id.
+    std::vector<std::string> bodies;
+    bodies.reserve(trial_ids.size());
+    for (int64_t id : trial_ids) bodies.push_back(message_body(id, study_id, -1));
+    std::lock_guard lock(pub_mu_);
+    with_publisher([&](amqp::Connection& c) {
+      for (size_t at = 0; at < bodies.size(); at += kPublishChunk) {
+        const auto end =
+            bodies.begin() + static_cast<ptrdiff_t>(std::min(bodies.size(), at + kPublishChunk));
+        c.publish(layout_.trials, {bodies.begin() + static_cast<ptrdiff_t>(at), end});
+      }
+    });
+  }
+
+  std::optional<Delivery> receive(milliseconds wait) override {
+    start_consumer();
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+      Raw raw;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait_until(lock, deadline, [&] { return !inbox_.empty() || fatal_; });
+        if (fatal_) throw *fatal_;
+        if (inbox_.empty()) return std::nullopt;
+        raw = std::move(inbox_.front());
+        inbox_.pop_front();
+      }
+      const std::optional<int64_t> trial_id = trial_of(raw.body);
+      if (!trial_id) {  // not a layerlab message: dead-letter it for someone to look at
+        post({Command::kReject, raw.tag, raw.connection});
+        continue;
+      }
+      std::optional<store::Claim> claim;
+      try {
+        claim = store_.start_trial(*trial_id, worker_id_, options_.lease);
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::kNotFound) {  // a trial of another store on this broker
+          post({Command::kReject, raw.tag, raw.connection});
+          continue;
+        }
+        std::lock_guard lock(mu_);  // the store is away: keep the message for the next call
+        inbox_.push_front(std::move(raw));
+        throw;
+      }
+      if (!claim) {  // finished or cancelled already: a redelivery of a committed result
+        post({Command::kAck, raw.tag, raw.connection});
+        continue;
+      }
+      keeper_.add(claim->trial_id, claim->attempt);
+      return Delivery{
+          claim->trial_id,           claim->attempt,           claim->study_id, claim->number,
+          std::move(claim->dataset), std::move(claim->params), raw.tag,         raw.connection};
+    }
+  }
+
+  void ack(const Delivery& d) override {
+    keeper_.remove(d.trial_id, d.attempt);
+    post({Command::kAck, d.tag, d.connection});
+  }
+
+  // Released in the store first, then a copy goes to the back of the queue and the
+  // original is acked: a hand-back does not use up one of the trial's deliveries (a
+  // requeueing nack would, on a quorum queue).
+  void requeue(const Delivery& d) override {
+    if (store_.release_trial(d.trial_id, d.attempt)) {
+      std::lock_guard lock(pub_mu_);
+      with_publisher([&](amqp::Connection& c) {
+        c.publish(layout_.trials, {message_body(d.trial_id, d.study_id, d.number)});
+      });
+    }
+    keeper_.remove(d.trial_id, d.attempt);
+    post({Command::kAck, d.tag, d.connection});
+  }
+
+  // Stops consuming and hands back what came ahead of receive(), the same way as requeue.
+  void close() override {
+    stop_consumer();
+    std::lock_guard lock(mu_);
+    if (!consumer_) {
+      inbox_.clear();  // nothing to ack them on: the broker requeued them already
+      return;
+    }
+    run_commands();
+    // No new deliveries from here on (else the copies below would come straight back to
+    // this consumer); the ones already sent are read below and handed back.
+    consumer_->cancel();
+    while (std::optional<amqp::Message> m = consumer_->poll_delivery())
+      inbox_.push_back({m->tag, std::move(m->body), generation_});
+    while (!inbox_.empty()) {
+      const Raw& raw = inbox_.front();
+      {
+        std::lock_guard pub(pub_mu_);
+        with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {raw.body}); });
+      }
+      consumer_->ack(raw.tag);
+      inbox_.pop_front();
+    }
+    consumer_.reset();
+  }
+
+  bool lost(const Delivery& d) const override { return keeper_.lost(d.trial_id, d.attempt); }
+
+  int64_t settle_dead_letters() override {
+    std::lock_guard lock(pub_mu_);
+    return with_publisher([&](amqp::Connection& c) {
+      int64_t settled = 0;
+      while (std::optional<amqp::Message> m = c.get(layout_.dead_to_store)) {
+        if (std::optional<int64_t> id = trial_of(m->body)) {
+          try {
+            store_.fail_trial(*id, dead_letter_reason());
+          } catch (const Error& e) {
+            if (e.code() != ErrorCode::kNotFound) throw;  // kNotFound: another store's trial
+          }
+        }
+        c.ack(m->tag);
+        ++settled;
+      }
+      return settled;
+    });
+  }
+
+ private:
+  std::string dead_letter_reason() const {
+    const int n = layout_.delivery_limit;
+    return "delivered " + (n == 1 ? std::string("once") : std::to_string(n) + " times") +
+           " without a result (its workers died); the broker dead-lettered it to queue '" +
+           layout_.dead + "'";
+  }
+
+  struct Raw {
+    uint64_t tag = 0;
+    std::string body;
+    uint64_t connection = 0;
+  };
+  struct Command {
+    enum Kind { kAck, kReject } kind;
+    uint64_t tag;
+    uint64_t connection;
+  };
+
+  // Runs fn on the publisher connection, connecting first if needed; a failed connection is
+  // dropped so that the next call starts a new one. REQUIRES(pub_mu_)
+  template <typename F>
+  std::invoke_result_t<F&, amqp::Connection&> with_publisher(F&& fn) {
+    try {
+      if (!publisher_) {
+        auto c = std::make_unique<amqp::Connection>(url_, std::chrono::seconds(0));
+        c->declare(layout_);
+        c->confirm_select();
+        publisher_ = std::move(c);
+      }
+      return fn(*publisher_);
+    } catch (const Error&) {
+      publisher_.reset();
+      throw;
+    }
+  }
+
+  void post(Command c) {
+    {
+      std::lock_guard lock(mu_);
+      commands_.push_back(c);
+    }
+    wake();
+  }
+
+  void wake() {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+  }
+
+  void start_consumer() {
+    std::lock_guard lock(mu_);
+    if (io_.joinable()) return;
+    stopping_ = false;
+    io_ = std::thread([this] { io_loop(); });
+  }
+
+  void stop_consumer() {
+    {
+      std::lock_guard lock(mu_);
+      if (!io_.joinable()) return;
+      stopping_ = true;
+    }
+    wake();
+    cv_.notify_all();
+    io_.join();
+  }
+
+  void close_fd() {
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+    wake_fd_ = -1;
+  }
+
+  // Sends the posted acks and rejects of the current connection; those of an older one are
+  // dropped (the broker requeued their messages when it went). REQUIRES(mu_)
+  void run_commands() {
+    for (const Command& c : commands_) {
+      if (!consumer_ || c.connection != generation_) continue;
+      if (c.kind == Command::kAck)
+        consumer_->ack(c.tag);
+      else
+        consumer_->reject(c.tag);
+    }
+    commands_.clear();
+  }
+
+  // Waits until the socket has data or a command is posted (at most a second, so that
+  // heartbeats are sent while idle).
+  void wait_for_work(int socket_fd) {
+    pollfd fds[2] = {{socket_fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (poll(fds, 2, 1000) > 0 && (fds[1].revents & POLLIN)) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof(count));
+    }
+  }
+
+  void io_loop() {
+    milliseconds backoff{100};
+    std::minstd_rand jitter{std::random_device{}()};
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      try {
+        if (!consumer_) {
+          lock.unlock();
+          auto c = std::make_unique<amqp::Connection>(url_, options_.heartbeat);
+          c->declare(layout_);
+          c->qos(options_.prefetch);
+          c->consume(layout_.trials);
+          lock.lock();
+          consumer_ = std::move(c);
+          ++generation_;
+          fatal_.reset();
+          backoff = milliseconds(100);
+        }
+        run_commands();
+        const bool ready = consumer_->buffered();
+        const int fd = consumer_->fd();
+        lock.unlock();
+        if (!ready) wait_for_work(fd);
+        lock.lock();
+        bool got = false;
+        while (std::optional<amqp::Message> m = consumer_->poll_delivery()) {
+          inbox_.push_back({m->tag, std::move(m->body), generation_});
+          got = true;
+        }
+        if (got) cv_.notify_all();
+      } catch (const Error& e) {
+        if (!lock.owns_lock()) lock.lock();
+        consumer_.reset();
+        // Messages of the lost connection come again from the broker.
+        std::erase_if(inbox_, [&](const Raw& r) { return r.connection == generation_; });
+        if (e.code() == ErrorCode::kFailedPrecondition) fatal_ = e;
+        cv_.notify_all();
+        const milliseconds pause =
+            backoff + milliseconds(jitter() % static_cast<uint64_t>(backoff.count() / 2 + 1));
+        cv_.wait_for(lock, pause, [&] { return stopping_; });
+        backoff = std::min(backoff * 2, kMaxBackoff);
+      }
+    }
+  }
+
+  store::Store& store_;
+  const std::string worker_id_;
+  const amqp::BrokerUrl url_;
+  const amqp::Layout layout_;
+  const AmqpQueueOptions options_;
+  int wake_fd_;
+
+  std::mutex pub_mu_;
+  std::unique_ptr<amqp::Connection> publisher_;  // GUARDED_BY(pub_mu_)
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<amqp::Connection> consumer_;  // GUARDED_BY(mu_); used by io_ while it runs
+  uint64_t generation_ = 0;                     // GUARDED_BY(mu_): consumer connections made
+  std::deque<Raw> inbox_;                       // GUARDED_BY(mu_)
+  std::vector<Command> commands_;               // GUARDED_BY(mu_)
+  std::optional<Error> fatal_;                  // GUARDED_BY(mu_): configuration errors
+  bool stopping_ = false;                       // GUARDED_BY(mu_)
+  std::thread io_;
+  LeaseKeeper keeper_;  // last: its thread uses the store and stops first
+};
+
+}  // namespace
+
+std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string worker_id,
+                                            std::string_view broker_url,
+                                            const AmqpQueueOptions& options) {
+  if (worker_id.empty()) throw invalid_argument("amqp queue: empty worker id");
+  if (options.prefetch < 1 || options.prefetch > 65535)
+    throw invalid_argument("amqp queue: prefetch must be 1..65535");
+  if (options.max_attempts < 1) throw invalid_argument("amqp queue: max_attempts must be >= 1");
+  if (options.lease < milliseconds(3))
+    throw invalid_argument("amqp queue: the lease must be at least 3 ms");
+  return std::make_unique<AmqpQueue>(store, std::move(worker_id),
+                                     amqp::parse_broker_url(broker_url), options);
+}
+
+}  // namespace layerlab::queue

@@ -1,0 +1,265 @@
+// The RabbitMQ TrialQueue against a real broker (a private rabbitmq-server started by
+// tests/support/rabbitmq_service.h) and a SQLite store: delivery, acknowledgement after
+// commit, redeliveries of finished trials, hand-backs that do not use up deliveries, the
+// delivery limit and dead letters, and the errors a user can cause.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/error.h"
+#include "queue/trial_queue.h"
+#include "store/store.h"
+#include "support/rabbitmq_service.h"
+#include "support/temp_and_errors.h"
+
+namespace layerlab::queue {
+namespace {
+
+using ::layerlab::testing::RabbitMqService;
+using ::layerlab::testing::TempDir;
+using ::layerlab::testing::throws_error;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kWait{5000};
+
+class AmqpQueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    // One queue per test on the shared broker.
+    url_ = RabbitMqService::instance().url() + "?queue=t." + info->name();
+    study_ = store_->create_study("s", {{"metric", "val_accuracy"}});
+  }
+
+  std::vector<int64_t> add(int n) {
+    std::vector<store::NewTrial> trials;
+    for (int i = 0; i < n; ++i) trials.push_back({next_++, "iris", {{"units", 8}}});
+    return store_->add_trials(study_, trials);
+  }
+
+  std::unique_ptr<TrialQueue> queue(const std::string& worker, int max_attempts = 3,
+                                    int prefetch = 1) {
+    AmqpQueueOptions o;
+    o.max_attempts = max_attempts;
+    o.prefetch = prefetch;
+    return make_amqp_queue(*store_, worker, url_, o);
+  }
+
+  void finish(const Delivery& d) {
+    ASSERT_TRUE(store_->finish_trial(d.trial_id, d.attempt, store::TrialStatus::kCompleted,
+                                     {{"ok", true}}, 0.5, ""));
+  }
+
+  // Messages in a queue of this test (ready + unacked); quorum queue depths lag, so poll.
+  long depth(const std::string& suffix, long want) {
+    const std::string name =
+        "t." + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+        suffix;
+    long n = -1;
+    for (int i = 0; i < 100; ++i) {
+      n = RabbitMqService::instance().queue_messages()[name];
+      if (n == want) break;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    return n;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<store::Store> store_ = store::open_store("sqlite:" + dir_.path("q.db"));
+  std::string url_;
+  int64_t study_ = 0;
+  int64_t next_ = 0;
+};
+
+TEST_F(AmqpQueueTest, DeliversEachPublishedTrialOnceAndStartsItInTheStore) {
+  const auto ids = add(5);
+  queue("coordinator")->publish(study_, ids);
+  auto q = queue("w1");
+  std::set<int64_t> seen;
+  for (int i = 0; i < 5; ++i) {
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->attempt, 1);
+    EXPECT_EQ(d->dataset, "iris");
+    EXPECT_EQ(d->params["units"], 8);
+    EXPECT_EQ(store_->get_trial(d->trial_id).status, store::TrialStatus::kRunning);
+    EXPECT_TRUE(seen.insert(d->trial_id).second);
+    finish(*d);
+    q->ack(*d);
+  }
+  EXPECT_EQ(seen, std::set<int64_t>(ids.begin(), ids.end()));
+  EXPECT_FALSE(q->receive(milliseconds(300)));
+  EXPECT_EQ(depth("", 0), 0);
+}
+
+// A worker died after committing and before acking: the redelivery is acknowledged
+// without running the trial again.
+TEST_F(AmqpQueueTest, ARedeliveryOfACommittedTrialIsSkipped) {
+  const auto ids = add(2);
+  queue("coordinator")->publish(study_, ids);
+  {
+    auto dying = queue("dying");
+    auto d = dying->receive(kWait);
+    ASSERT_TRUE(d);
+    finish(*d);
+  }  // closed without ack: the broker requeues it
+  auto q = queue("w2");
+  auto d = q->receive(kWait);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->trial_id, ids[1]) << "the committed trial must not be handed out again";
+  EXPECT_EQ(d->attempt, 1);
+  finish(*d);
+  q->ack(*d);
+  EXPECT_FALSE(q->receive(milliseconds(500)));
+  EXPECT_EQ(store_->list_attempts(ids[0]).size(), 1u);
+}
+
+// A worker died mid-trial: the next delivery loses its attempt and starts the next one;
+// the dead worker's late result is refused.
+TEST_F(AmqpQueueTest, ARedeliveryOfARunningTrialTakesItOver) {
+  const auto ids = add(1);
+  queue("coordinator")->publish(study_, ids);
+  std::optional<Delivery> first;
+  {
+    auto dying = queue("dying");
+    first = dying->receive(kWait);
+    ASSERT_TRUE(first);
+  }
+  auto q = queue("w2");
+  auto d = q->receive(kWait);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->attempt, 2);
+  EXPECT_FALSE(store_->finish_trial(first->trial_id, first->attempt, store::TrialStatus::kCompleted,
+                                    {}, 0.1, ""));
+  finish(*d);
+  q->ack(*d);
+  const auto attempts = store_->list_attempts(ids[0]);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].outcome, "lost");
+  EXPECT_EQ(attempts[1].outcome, "completed");
+}
+
+// SIGTERM hands trials back; that must not count against the delivery limit.
+TEST_F(AmqpQueueTest, HandBacksDoNotUseUpDeliveries) {
+  const auto ids = add(1);
+  queue("coordinator", 2)->publish(study_, ids);
+  auto q = queue("w1", 2);
+  for (int i = 0; i < 4; ++i) {
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d) << "hand-back " << i;
+    EXPECT_EQ(store_->get_trial(ids[0]).status, store::TrialStatus::kRunning);
+    q->requeue(*d);
+    EXPECT_EQ(store_->get_trial(ids[0]).status, store::TrialStatus::kQueued);
+  }
+  auto d = q->receive(kWait);
+  ASSERT_TRUE(d);
+  finish(*d);
+  q->ack(*d);
+  for (const auto& a : store_->list_attempts(ids[0]))
+    EXPECT_TRUE(a.outcome == "released" || a.outcome == "completed") << a.outcome;
+  EXPECT_EQ(depth(".dead", 0), 0);
+}
+
+// close() hands back what came ahead of receive() (prefetch) without using deliveries.
+TEST_F(AmqpQueueTest, CloseHandsBackPrefetchedTrials) {
+  const auto ids = add(4);
+  queue("coordinator", 1)->publish(study_, ids);
+  {
+    auto q = queue("w1", 1, /*prefetch=*/4);
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    finish(*d);
+    q->ack(*d);
+    std::this_thread::sleep_for(milliseconds(300));  // let the other three arrive
+    q->close();
+  }
+  // max_attempts 1: had close() let them go back as failed deliveries, they would now be
+  // dead-lettered instead of delivered.
+  auto q = queue("w2", 1);
+  int got = 0;
+  while (auto d = q->receive(milliseconds(1500))) {
+    EXPECT_EQ(d->attempt, 1);
+    finish(*d);
+    q->ack(*d);
+    ++got;
+  }
+  EXPECT_EQ(got, 3);
+}
+
+// A trial whose workers keep dying is dead-lettered after the limit; the coordinator then
+// fails it in the store and the message stays in NAME.dead for operators.
+TEST_F(AmqpQueueTest, APoisonTrialIsDeadLetteredAndFailedInTheStore) {
+  const auto ids = add(1);
+  auto coordinator = queue("coordinator", 2);
+  coordinator->publish(study_, ids);
+  for (int i = 0; i < 2; ++i) {
+    auto dying = queue("dying" + std::to_string(i), 2);
+    ASSERT_TRUE(dying->receive(kWait)) << "delivery " << i + 1;
+  }
+  EXPECT_FALSE(queue("w", 2)->receive(milliseconds(800)));
+  int64_t settled = 0;
+  for (int i = 0; i < 50 && settled == 0; ++i) {
+    settled = coordinator->settle_dead_letters();
+    if (!settled) std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(settled, 1);
+  const auto t = store_->get_trial(ids[0]);
+  EXPECT_EQ(t.status, store::TrialStatus::kFailed);
+  EXPECT_NE(t.error.find("delivered 2 times"), std::string::npos) << t.error;
+  EXPECT_NE(t.error.find(".dead"), std::string::npos) << t.error;
+  EXPECT_EQ(depth(".dead", 1), 1);
+}
+
+TEST_F(AmqpQueueTest, AMessageThatIsNotATrialIsDeadLetteredNotRetried) {
+  // A trial id this store does not have (another deployment's message).
+  queue("coordinator")->publish(study_, {987654});
+  auto q = queue("w1");
+  EXPECT_FALSE(q->receive(milliseconds(1000)));
+  EXPECT_EQ(depth(".dead", 1), 1);
+}
+
+TEST_F(AmqpQueueTest, WrongPasswordIsAClearConfigurationError) {
+  std::string url = RabbitMqService::instance().url();
+  url.replace(url.find("guest:guest"), 11, "guest:nope");
+  auto q = make_amqp_queue(*store_, "w", url + "?queue=t.pw");
+  EXPECT_TRUE(throws_error([&] { q->publish(study_, add(1)); }, ErrorCode::kFailedPrecondition,
+                           "ACCESS_REFUSED"));
+  EXPECT_TRUE(
+      throws_error([&] { q->receive(kWait); }, ErrorCode::kFailedPrecondition, "guest:***@"));
+}
+
+TEST_F(AmqpQueueTest, AQueueDeclaredWithAnotherLimitIsRefusedWithAHint) {
+  queue("coordinator", 3)->publish(study_, add(1));
+  EXPECT_TRUE(throws_error([&] { queue("coordinator", 5)->publish(study_, add(1)); },
+                           ErrorCode::kFailedPrecondition, "delivery limit"));
+}
+
+TEST_F(AmqpQueueTest, AnUnreachableBrokerIsUnavailableAndReceiveJustWaits) {
+  auto q = make_amqp_queue(*store_, "w", "amqp://guest:guest@127.0.0.1:1/%2f");
+  EXPECT_TRUE(
+      throws_error([&] { q->publish(study_, add(1)); }, ErrorCode::kUnavailable, "127.0.0.1:1"));
+  EXPECT_FALSE(q->receive(milliseconds(300)));  // reconnecting in the background
+}
+
+TEST(AmqpQueueUrl, BadUrlsAreRejectedWithTheReason) {
+  TempDir dir;
+  auto store = store::open_store("sqlite:" + dir.path("u.db"));
+  EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "http://x"); },
+                           ErrorCode::kInvalidArgument, "not an amqp:// URL"));
+  EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqps://u:secret@h/v"); },
+                           ErrorCode::kInvalidArgument, "TLS"));
+  EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://u:secret@h:5672/?x=1"); },
+                           ErrorCode::kInvalidArgument, "unknown option 'x=1'"));
+  EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://u:secret@h/?queue=a b"); },
+                           ErrorCode::kInvalidArgument, "queue name"));
+  EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://u:secret@h/?queue=a b"); },
+                           ErrorCode::kInvalidArgument, "u:***@h"));
+  AmqpQueueOptions o;
+  o.prefetch = 0;
+  EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://h/", o); },
+                           ErrorCode::kInvalidArgument, "prefetch"));
+}
+
+}  // namespace
+}  // namespace layerlab::queue
