@@ -8,12 +8,16 @@ BUILD_PKGS=(
   libopenblas-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libssl-dev
+  libpq-dev librabbitmq-dev
 )
 # The dashboard's Plotly comes from npm (web/package-lock.json); Debian's Node.js unless the
 # machine already has one.
 command -v npm >/dev/null 2>&1 || BUILD_PKGS+=(nodejs npm)
 # Browser tests drive Debian's Chromium through playwright-core (from npm, no browser download).
 BROWSER_PKGS=(chromium)
+# Distributed mode's services, started by the tests and the cluster quickstart on loopback
+# (scripts/services/): PostgreSQL (the store) and RabbitMQ (the broker).
+SERVICE_PKGS=(postgresql rabbitmq-server)
 # The server load benchmark (wrk, and the sqlite3 shell to count rows).
 LOAD_PKGS=(wrk sqlite3)
 # Reference generation (PyTorch trajectories), dataset export and the peer benchmark.
@@ -28,9 +32,9 @@ DATA_PKGS=(dataset-fashion-mnist)
 want=("${BUILD_PKGS[@]}")
 case "${1:-all}" in
   build) ;;
-  test) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}") ;;
-  all) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${PYTHON_PKGS[@]}" "${PEER_PKGS[@]}"
-              "${LOAD_PKGS[@]}") ;;
+  test) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}") ;;
+  all) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${PYTHON_PKGS[@]}"
+              "${PEER_PKGS[@]}" "${LOAD_PKGS[@]}") ;;
   *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
 esac
 
