@@ -2,8 +2,6 @@
 // completes with every trial done exactly once; workers killed at chosen points, a killed
 // `run`, Ctrl-C and resume; ASHA stops the trials that cannot learn; malformed study files
 // store nothing.
-#include "integration/run_command.h"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -12,12 +10,20 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "integration/study_commands.h"
+
 namespace layerlab {
 namespace {
 
 using nlohmann::json;
+using testing::export_json;
 using testing::fresh_dir;
 using testing::run_layerlab;
+using testing::status;
+using testing::Study;
+using testing::trials_by_number;
+using testing::wait_finished;
+using testing::write_study;
 
 const char* kQuickStudy = R"(name: quick
 datasets: [iris, wine]
@@ -28,39 +34,6 @@ parameters:
   activation: {values: [relu, tanh]}
   epochs: {value: 5}
 )";  // 2 datasets x 4 configurations x 2 seeds = 16 trials
-
-struct Study {
-  std::filesystem::path dir, file;
-  std::string store;
-};
-
-Study write_study(const std::string& test, const std::string& yaml) {
-  Study s;
-  s.dir = fresh_dir(test);
-  s.file = s.dir / "study.yaml";
-  std::ofstream(s.file) << yaml;
-  s.store = "sqlite:" + (s.dir / "layerlab.db").string();
-  return s;
-}
-
-json status(const Study& s, const std::string& name) {
-  const auto r = run_layerlab("status " + name + " --store " + s.store + " --json");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out);
-}
-
-json export_json(const Study& s, const std::string& name) {
-  const auto r = run_layerlab("export " + name + " --format json --store " + s.store);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out);
-}
-
-// trial number -> trial JSON (attempts, status, result...)
-std::map<int64_t, json> trials_by_number(const json& exported) {
-  std::map<int64_t, json> out;
-  for (const auto& t : exported["trials"]) out[t["number"].get<int64_t>()] = t;
-  return out;
-}
 
 testing::CommandResult run_study(const Study& s, const std::string& extra = "",
                                  const std::string& env = "") {
@@ -192,25 +165,6 @@ parameters:
   units: {value: 64}
   epochs: {value: 12}
 )";  // 20 trials of a fraction of a second each
-
-int64_t finished(const Study& s, const std::string& name) {
-  const auto r = run_layerlab("status " + name + " --store " + s.store + " --json");
-  if (r.exit_code != 0) return 0;
-  const json st = json::parse(r.out);
-  int64_t n = 0;
-  for (const auto& [k, v] : st["counts"].items())
-    if (k != "queued" && k != "running") n += v.get<int64_t>();
-  return n;
-}
-
-// Waits (bounded) until at least `n` trials are finished.
-bool wait_finished(const Study& s, const std::string& name, int64_t n) {
-  for (int i = 0; i < 600; ++i) {
-    if (finished(s, name) >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 void interrupt_and_resume(int signal) {
   const Study s = write_study("run-signal-" + std::to_string(signal), kSlowStudy);

@@ -1,0 +1,72 @@
+// Helpers for the end-to-end tests of studies: a study file in a fresh directory, and the
+// `status` / `export` commands read back as JSON.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "integration/run_command.h"
+
+namespace layerlab::testing {
+
+struct Study {
+  std::filesystem::path dir, file;
+  std::string store;  // a SQLite file in dir unless the test sets another URL
+};
+
+inline Study write_study(const std::string& test, const std::string& yaml) {
+  Study s;
+  s.dir = fresh_dir(test);
+  s.file = s.dir / "study.yaml";
+  std::ofstream(s.file) << yaml;
+  s.store = "sqlite:" + (s.dir / "layerlab.db").string();
+  return s;
+}
+
+inline nlohmann::json status(const Study& s, const std::string& name) {
+  const auto r = run_layerlab("status " + name + " --store '" + s.store + "' --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+inline nlohmann::json export_json(const Study& s, const std::string& name) {
+  const auto r = run_layerlab("export " + name + " --format json --store '" + s.store + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+// trial number -> trial JSON (attempts, attempt_log, status, result...)
+inline std::map<int64_t, nlohmann::json> trials_by_number(const nlohmann::json& exported) {
+  std::map<int64_t, nlohmann::json> out;
+  for (const auto& t : exported["trials"]) out[t["number"].get<int64_t>()] = t;
+  return out;
+}
+
+// Trials of the study that are finished (0 while the study cannot be read yet).
+inline int64_t finished(const Study& s, const std::string& name) {
+  const auto r = run_layerlab("status " + name + " --store '" + s.store + "' --json");
+  if (r.exit_code != 0) return 0;
+  const nlohmann::json st = nlohmann::json::parse(r.out);
+  int64_t n = 0;
+  for (const auto& [k, v] : st["counts"].items())
+    if (k != "queued" && k != "running") n += v.get<int64_t>();
+  return n;
+}
+
+// Waits (bounded: about 30 s plus the commands' own time) until `n` trials are finished.
+inline bool wait_finished(const Study& s, const std::string& name, int64_t n) {
+  for (int i = 0; i < 600; ++i) {
+    if (finished(s, name) >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace layerlab::testing
