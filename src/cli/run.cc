@@ -173,10 +173,15 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();
   cmd->add_flag("--json", f->json, "print the leaderboard as JSON");
-  cmd->add_flag("--dashboard{8080}", f->dashboard,
-                "serve the dashboard on 127.0.0.1 while the study runs (--dashboard=PORT)")
-      ->check(CLI::Range(1, 65535));
-  cmd->callback([f] { command_exit_code() = run(*f); });
+  CLI::Option* dashboard =
+      cmd->add_flag("--dashboard{8080}", f->dashboard,
+                    "serve the dashboard on 127.0.0.1 while the study runs (--dashboard=PORT)")
+          ->check(CLI::Range(1, 65535));
+  cmd->callback([f, dashboard] {
+    // CLI11 stores 0 in an absent integer flag; only a given one means a dashboard.
+    if (dashboard->count() == 0) f->dashboard = -1;
+    command_exit_code() = run(*f);
+  });
 }
 
 }  // namespace layerlab::cli

@@ -48,6 +48,7 @@ TEST(RunCommand, StudyCompletesWithLeaderboardAndResumeRedoesNothing) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("leaderboard (val_accuracy, max)"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("16/16 done"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("dashboard at"), std::string::npos) << "no dashboard unless asked";
   const json st = status(s, "quick");
   EXPECT_EQ(st["status"], "finished");
   EXPECT_EQ(st["counts"]["completed"], 16);
