@@ -144,6 +144,14 @@ void Connection::check(amqp_rpc_reply_t reply, const char* what) const {
   }
 }
 
+void Connection::throw_closed(const amqp_method_t& close, const char* what) const {
+  amqp_rpc_reply_t reply{};
+  reply.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
+  reply.reply = close;
+  check(reply, what);
+  throw internal_error("broker " + url_.text + ": " + what + ": unhandled close");
+}
+
 void Connection::check_status(int status, const char* what) const {
   if (status == AMQP_STATUS_OK) return;
   broken_ = true;
@@ -248,13 +256,8 @@ void Connection::publish(const std::string& queue, const std::vector<std::string
         broken_ = true;
         throw unavailable("broker " + url_.text + ": publish: the broker refused a message");
       case AMQP_CHANNEL_CLOSE_METHOD:
-      case AMQP_CONNECTION_CLOSE_METHOD: {
-        amqp_rpc_reply_t r{};
-        r.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
-        r.reply = frame.payload.method;
-        check(r, "publish");
-        break;
-      }
+      case AMQP_CONNECTION_CLOSE_METHOD:
+        throw_closed(frame.payload.method, "publish");
       default:
         break;
     }
@@ -297,13 +300,8 @@ std::optional<Message> Connection::poll_delivery() {
   if (frame.frame_type != AMQP_FRAME_METHOD) return std::nullopt;
   switch (frame.payload.method.id) {
     case AMQP_CHANNEL_CLOSE_METHOD:
-    case AMQP_CONNECTION_CLOSE_METHOD: {
-      amqp_rpc_reply_t closed{};
-      closed.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
-      closed.reply = frame.payload.method;
-      check(closed, "consume");
-      return std::nullopt;
-    }
+    case AMQP_CONNECTION_CLOSE_METHOD:
+      throw_closed(frame.payload.method, "consume");
     case AMQP_BASIC_CANCEL_METHOD:
       broken_ = true;
       throw unavailable("broker " + url_.text +

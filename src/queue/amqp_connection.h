@@ -87,6 +87,8 @@ class Connection {
  private:
   void check(amqp_rpc_reply_t reply, const char* what) const;
   void check_status(int status, const char* what) const;
+  // The broker closed the channel or connection (a method read outside an RPC): throws.
+  [[noreturn]] void throw_closed(const amqp_method_t& close, const char* what) const;
 
   const BrokerUrl url_;
   const std::chrono::milliseconds timeout_;

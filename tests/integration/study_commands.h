@@ -16,6 +16,17 @@
 
 namespace layerlab::testing {
 
+// 2 datasets x 4 configurations x 2 seeds = 16 short trials.
+inline constexpr const char* kQuickStudy = R"(name: quick
+datasets: [iris, wine]
+seeds: [0, 1]
+parameters:
+  hidden_layers: {values: [1, 2]}
+  units: {value: 16}
+  activation: {values: [relu, tanh]}
+  epochs: {value: 5}
+)";
+
 struct Study {
   std::filesystem::path dir, file;
   std::string store;  // a SQLite file in dir unless the test sets another URL

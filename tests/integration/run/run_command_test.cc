@@ -18,22 +18,13 @@ namespace {
 using nlohmann::json;
 using testing::export_json;
 using testing::fresh_dir;
+using testing::kQuickStudy;
 using testing::run_layerlab;
 using testing::status;
 using testing::Study;
 using testing::trials_by_number;
 using testing::wait_finished;
 using testing::write_study;
-
-const char* kQuickStudy = R"(name: quick
-datasets: [iris, wine]
-seeds: [0, 1]
-parameters:
-  hidden_layers: {values: [1, 2]}
-  units: {value: 16}
-  activation: {values: [relu, tanh]}
-  epochs: {value: 5}
-)";  // 2 datasets x 4 configurations x 2 seeds = 16 trials
 
 testing::CommandResult run_study(const Study& s, const std::string& extra = "",
                                  const std::string& env = "") {
