@@ -182,9 +182,10 @@ struct StoreUrl {
 // kInvalidArgument naming the URL (password hidden) when it is neither.
 StoreUrl parse_store_url(std::string_view url);
 
-// Opens (creating and migrating if needed) the store at url. postgresql:// is
-// kFailedPrecondition ("not built yet"); a file that is not a layerlab database, or one
-// written by a newer layerlab, is an error naming the path.
+// Opens (creating and migrating if needed) the store at url. A file or database that is
+// not a layerlab store, or one written by a newer layerlab, is an error naming it; a
+// PostgreSQL server that cannot be reached is kUnavailable, a database that does not
+// exist kNotFound (it is never created: that is the administrator's choice).
 std::unique_ptr<Store> open_store(std::string_view url = kDefaultStoreUrl,
                                   const StoreOptions& options = {});
 

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "store/store.h"
 
@@ -12,18 +13,32 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// scheme://user:pass@host... -> scheme://user:***@host...
+// scheme://user:pass@host... -> scheme://user:***@host..., and for PostgreSQL a password
+// given as a parameter (?password=... or &password=...) too.
 std::string hide_password(std::string_view url) {
-  size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
+  std::string out(url);
+  size_t scheme = out.find("://");
+  if (scheme == std::string::npos) return out;
   size_t start = scheme + 3;
-  size_t at = url.find('@', start);
-  size_t slash = url.find('/', start);
-  if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at))
-    return std::string(url);
-  size_t colon = url.find(':', start);
-  if (colon == std::string_view::npos || colon > at) return std::string(url);
-  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+  size_t end = out.find_first_of("/?#", start);  // the end of user:pass@host:port
+  if (end == std::string::npos) end = out.size();
+  size_t at = out.rfind('@', end == 0 ? 0 : end - 1);  // the last @: a password may hold one
+  if (at != std::string::npos && at >= start && at < end) {
+    size_t colon = out.find(':', start);
+    if (colon != std::string::npos && colon < at)
+      out = out.substr(0, colon + 1) + "***" + out.substr(at);
+  }
+  if (starts_with(out, "postgres")) {
+    for (size_t p = out.find("password=", start); p != std::string::npos;
+         p = out.find("password=", p + 1)) {
+      if (p == 0 || (out[p - 1] != '?' && out[p - 1] != '&')) continue;
+      size_t value = p + 9;
+      size_t stop = out.find_first_of("&#", value);
+      if (stop == std::string::npos) stop = out.size();
+      out = out.substr(0, value) + "***" + out.substr(stop);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -49,6 +64,7 @@ StoreUrl parse_store_url(std::string_view url) {
   }
   if (starts_with(url, "postgresql://") || starts_with(url, "postgres://")) {
     out.kind = StoreUrl::Kind::kPostgres;
+    out.path = std::string(url);  // for libpq, password included; never in a message
     return out;
   }
   if (url.empty()) throw invalid_argument("empty store URL" + expected);
@@ -61,8 +77,7 @@ std::unique_ptr<Store> open_store(std::string_view url, const StoreOptions& opti
     case StoreUrl::Kind::kSqlite:
       return open_sqlite_store(parsed, options);
     case StoreUrl::Kind::kPostgres:
-      throw failed_precondition("store URL '" + parsed.text +
-                                "': the PostgreSQL store is not built yet; use sqlite:PATH");
+      return open_postgres_store(parsed, options);
   }
   throw internal_error("store URL '" + parsed.text + "': unhandled kind");
 }

@@ -19,26 +19,9 @@
 #include <thread>
 
 #include "integration/run_command.h"
+#include "support/free_port.h"
 
 namespace layerlab::testing {
-
-// A loopback port that was free a moment ago (for commands that take a port, not 0). A
-// plain socket, closed at once: httplib's would stay listening with SO_REUSEPORT and take
-// half of the connections meant for the command.
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
 
 // The port in the "dashboard at http://127.0.0.1:PORT/REST" line that a layerlab process
 // started by spawn_layerlab in `dir` prints, waiting up to 20 s; 0 if it never came.

@@ -12,7 +12,7 @@ std::vector<int64_t> ids_of(const std::vector<TrialRecord>& trials) {
   return out;
 }
 
-TEST_F(StoreTest, EveryStatusChangeTakesTheNextChangeNumber) {
+TEST_P(StoreTest, EveryStatusChangeTakesTheNextChangeNumber) {
   const int64_t empty = store_->last_trial_change();
   EXPECT_EQ(empty, 0);
   const int64_t study = study_with_trials("s", 3);
@@ -57,7 +57,7 @@ TEST_F(StoreTest, EveryStatusChangeTakesTheNextChangeNumber) {
   for (const TrialRecord& t : cancelled) EXPECT_EQ(t.status, TrialStatus::kCancelled);
 }
 
-TEST_F(StoreTest, ExpiredLeasesAndHandedBackTrialsAreChangesToo) {
+TEST_P(StoreTest, ExpiredLeasesAndHandedBackTrialsAreChangesToo) {
   const int64_t study = study_with_trials("s", 2);
   const Claim a = *store_->claim_next("w", {.study_id = study, .lease = std::chrono::seconds(1)});
   const Claim b = *store_->claim_next("w", {.study_id = study, .lease = std::chrono::seconds(60)});
@@ -72,7 +72,7 @@ TEST_F(StoreTest, ExpiredLeasesAndHandedBackTrialsAreChangesToo) {
   for (const TrialRecord& t : changed) EXPECT_EQ(t.status, TrialStatus::kQueued);
 }
 
-TEST_F(StoreTest, EpochsOfARunningTrialAreFollowedByEpochNumber) {
+TEST_P(StoreTest, EpochsOfARunningTrialAreFollowedByEpochNumber) {
   const int64_t study = study_with_trials("s", 1);
   const Claim c = *store_->claim_next("w", {.study_id = study});
   ASSERT_TRUE(store_->append_epochs(
@@ -87,7 +87,7 @@ TEST_F(StoreTest, EpochsOfARunningTrialAreFollowedByEpochNumber) {
   EXPECT_EQ(reopen()->list_epochs(c.trial_id, c.attempt, 1).size(), 1u);
 }
 
-TEST_F(StoreTest, CountTrialsCountsWhatListTrialsWouldReturn) {
+TEST_P(StoreTest, CountTrialsCountsWhatListTrialsWouldReturn) {
   const int64_t study = store_->create_study("s", nullptr);
   std::vector<NewTrial> trials;
   for (int i = 0; i < 7; ++i) trials.push_back({i, i % 2 ? "wine" : "iris", {{"units", i}}});

@@ -1,4 +1,9 @@
 // Claiming, leases, retry limit, results keyed by (trial, attempt), hand-back.
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
 #include "store_test_util.h"
 
 namespace layerlab::store {
@@ -13,7 +18,7 @@ ClaimOptions lease(milliseconds l, int max_attempts = 3, int64_t study = 0) {
   return {study, l, max_attempts};
 }
 
-TEST_F(StoreTest, ClaimTakesLowestNumberFirstAndMarksRunning) {
+TEST_P(StoreTest, ClaimTakesLowestNumberFirstAndMarksRunning) {
   int64_t study = store_->create_study("s", nullptr);
   store_->add_trials(study, {{2, "iris", {}}, {0, "wine", {{"u", 3}}}, {1, "iris", {}}});
   std::optional<Claim> c = store_->claim_next("w1", lease(kLease));
@@ -42,7 +47,7 @@ TEST_F(StoreTest, ClaimTakesLowestNumberFirstAndMarksRunning) {
   EXPECT_FALSE(store_->claim_next("w1", lease(kLease)));
 }
 
-TEST_F(StoreTest, ClaimOrderAcrossStudiesAndStudyFilter) {
+TEST_P(StoreTest, ClaimOrderAcrossStudiesAndStudyFilter) {
   int64_t first = study_with_trials("a", 2);
   int64_t second = study_with_trials("b", 2);
   std::optional<Claim> c = store_->claim_next("w", lease(kLease, 3, second));
@@ -59,7 +64,7 @@ TEST_F(StoreTest, ClaimOrderAcrossStudiesAndStudyFilter) {
                      "max_attempts");
 }
 
-TEST_F(StoreTest, ExpiredLeaseRequeuesTheTrialForAnotherWorker) {
+TEST_P(StoreTest, ExpiredLeaseRequeuesTheTrialForAnotherWorker) {
   study_with_trials("s", 2);
   std::optional<Claim> a = store_->claim_next("dead", lease(kLease));
   ASSERT_TRUE(a);
@@ -84,7 +89,7 @@ TEST_F(StoreTest, ExpiredLeaseRequeuesTheTrialForAnotherWorker) {
   EXPECT_EQ(attempts[1].outcome, "");
 }
 
-TEST_F(StoreTest, AfterTheRetryLimitTheTrialFailsWithTheReason) {
+TEST_P(StoreTest, AfterTheRetryLimitTheTrialFailsWithTheReason) {
   int64_t study = study_with_trials("s", 1);
   for (int attempt = 1; attempt <= 3; ++attempt) {
     std::string worker = "w";
@@ -107,7 +112,7 @@ TEST_F(StoreTest, AfterTheRetryLimitTheTrialFailsWithTheReason) {
   EXPECT_FALSE(store_->finish_trial(t.id, 3, TrialStatus::kCompleted, nullptr, 1.0, ""));
 }
 
-TEST_F(StoreTest, ExpireLeasesSweepsWithoutClaiming) {
+TEST_P(StoreTest, ExpireLeasesSweepsWithoutClaiming) {
   int64_t a = study_with_trials("a", 2);
   int64_t b = study_with_trials("b", 1);
   ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
@@ -122,7 +127,7 @@ TEST_F(StoreTest, ExpireLeasesSweepsWithoutClaiming) {
   EXPECT_EQ(store_->expire_leases(lease(kLease)), 0);
 }
 
-TEST_F(StoreTest, RenewLeaseKeepsTheTrialAndIsFalseForAStaleAttempt) {
+TEST_P(StoreTest, RenewLeaseKeepsTheTrialAndIsFalseForAStaleAttempt) {
   study_with_trials("s", 1);
   std::optional<Claim> c = store_->claim_next("w1", lease(kLease));
   ASSERT_TRUE(c);
@@ -142,7 +147,7 @@ TEST_F(StoreTest, RenewLeaseKeepsTheTrialAndIsFalseForAStaleAttempt) {
   EXPECT_TRUE(store_->renew_lease(taken->trial_id, taken->attempt, "w2", kLease));
 }
 
-TEST_F(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
+TEST_P(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
   study_with_trials("s", 1);
   std::optional<Claim> first = store_->claim_next("slow", lease(kLease));
   ASSERT_TRUE(first);
@@ -179,7 +184,7 @@ TEST_F(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
                      ErrorCode::kInvalidArgument, "attempt numbers start at 1");
 }
 
-TEST_F(StoreTest, LateResultCountsWhenNobodyTookTheTrialOver) {
+TEST_P(StoreTest, LateResultCountsWhenNobodyTookTheTrialOver) {
   study_with_trials("s", 1);
   std::optional<Claim> c = store_->claim_next("w", lease(kLease));
   ASSERT_TRUE(c);
@@ -193,7 +198,7 @@ TEST_F(StoreTest, LateResultCountsWhenNobodyTookTheTrialOver) {
   EXPECT_FALSE(store_->claim_next("w2", lease(kLease)));
 }
 
-TEST_F(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
+TEST_P(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
   study_with_trials("s", 1);
   // With max_attempts 1, one lost lease would fail it; hand-backs never do.
   for (int attempt = 1; attempt <= 3; ++attempt) {
@@ -214,7 +219,7 @@ TEST_F(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
   EXPECT_EQ(store_->get_trial(last->trial_id).status, TrialStatus::kRunning);
 }
 
-TEST_F(StoreTest, TrialsOfACancelledStudyAreNotRequeued) {
+TEST_P(StoreTest, TrialsOfACancelledStudyAreNotRequeued) {
   int64_t study = study_with_trials("s", 2);
   std::optional<Claim> a = store_->claim_next("w", lease(kLease));
   std::optional<Claim> b = store_->claim_next("w", lease(kLease));
@@ -228,7 +233,7 @@ TEST_F(StoreTest, TrialsOfACancelledStudyAreNotRequeued) {
   EXPECT_EQ(store_->counts(study)[TrialStatus::kCancelled], 2);
 }
 
-TEST_F(StoreTest, SecondConnectionSeesClaims) {
+TEST_P(StoreTest, SecondConnectionSeesClaims) {
   study_with_trials("s", 2);
   std::unique_ptr<Store> other = reopen();
   std::optional<Claim> a = store_->claim_next("w1", lease(kLease));
@@ -238,7 +243,7 @@ TEST_F(StoreTest, SecondConnectionSeesClaims) {
   EXPECT_FALSE(other->claim_next("w2", lease(kLease)));
 }
 
-TEST_F(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
+TEST_P(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
   const int64_t study = store_->create_study("costs", nlohmann::json::object());
   store_->add_trials(
       study,
@@ -246,6 +251,104 @@ TEST_F(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
   std::vector<int64_t> order;
   while (auto c = store_->claim_next("w", {study})) order.push_back(c->number);
   EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 0}));  // ties by number
+}
+
+TEST_P(StoreTest, ConcurrentClaimersOnSeveralConnectionsNeverClaimATrialTwice) {
+  constexpr int kTrials = 120;
+  const int64_t study = study_with_trials("s", kTrials);
+  std::mutex mu;
+  std::vector<Claim> all;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w)
+    workers.emplace_back([&, w] {
+      try {
+        auto store = reopen();  // a connection of its own, as another process would have
+        std::mt19937 rng(static_cast<unsigned>(w));
+        std::string id = "w";  // (not "w" + ...: GCC 12's -Wrestrict false positive)
+        id += std::to_string(w);
+        while (true) {
+          std::vector<Claim> claims =
+              store->claim_batch(id, lease(kLease * 60, 3, study), 1 + static_cast<int>(rng() % 3));
+          if (claims.empty()) break;
+          std::vector<TrialFinish> finishes;
+          for (const Claim& c : claims)
+            finishes.push_back(
+                {c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 1.0, "", {}});
+          std::vector<bool> applied = store->finish_trials(finishes);
+          for (bool a : applied) EXPECT_TRUE(a);
+          std::lock_guard lock(mu);
+          all.insert(all.end(), claims.begin(), claims.end());
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  for (auto& t : workers) t.join();
+  std::set<int64_t> trials;
+  for (const Claim& c : all) {
+    EXPECT_EQ(c.attempt, 1);
+    EXPECT_TRUE(trials.insert(c.trial_id).second) << "trial " << c.trial_id << " claimed twice";
+  }
+  EXPECT_EQ(all.size(), static_cast<size_t>(kTrials));
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kCompleted], kTrials);
+  for (const TrialRecord& t : store_->list_trials(study, {})) EXPECT_EQ(t.attempts, 1);
+}
+
+TEST_P(StoreTest, FinishTrialsAppliesEachReportOnceAndIsAllOrNothing) {
+  const int64_t study = study_with_trials("s", 4);
+  const Claim a = *store_->claim_next("w", lease(kLease));
+  const Claim b = *store_->claim_next("w", lease(kLease));
+  const Claim c = *store_->claim_next("w", lease(kLease));
+  const Claim d = *store_->claim_next("w", lease(kLease));
+  // A duplicate report of a, a stale attempt of b, epochs of c with epoch 1 written twice.
+  std::vector<bool> applied = store_->finish_trials({
+      {a.trial_id, a.attempt, TrialStatus::kCompleted, {{"v", 1}}, 0.1, "", {}},
+      {a.trial_id, a.attempt, TrialStatus::kFailed, nullptr, std::nullopt, "dup", {}},
+      {b.trial_id, b.attempt + 1, TrialStatus::kCompleted, nullptr, 0.2, "", {}},
+      {c.trial_id,
+       c.attempt,
+       TrialStatus::kPruned,
+       nullptr,
+       0.3,
+       "",
+       {{1, 1.0, 1.0, 0.1, 0.1, nullptr},
+        {2, 0.5, 0.6, 0.2, 0.1, {{"lr", 0.01}}},
+        {1, 0.9, 0.9, 0.15, 0.1, nullptr}}},
+  });
+  EXPECT_EQ(applied, (std::vector<bool>{true, false, false, true}));
+  TrialRecord ta = store_->get_trial(a.trial_id);
+  EXPECT_EQ(ta.status, TrialStatus::kCompleted);
+  EXPECT_EQ(ta.result, (nlohmann::json{{"v", 1}}));
+  EXPECT_EQ(ta.value, 0.1);
+  EXPECT_EQ(ta.error, "");
+  EXPECT_EQ(store_->get_trial(b.trial_id).status, TrialStatus::kRunning);
+  EXPECT_EQ(store_->get_trial(c.trial_id).status, TrialStatus::kPruned);
+  EXPECT_EQ(store_->list_attempts(a.trial_id)[0].outcome, "completed");
+  EXPECT_EQ(store_->list_attempts(b.trial_id)[0].outcome, "");
+  EXPECT_EQ(store_->list_attempts(c.trial_id)[0].outcome, "pruned");
+  std::vector<EpochRecord> epochs = store_->list_epochs(c.trial_id);
+  ASSERT_EQ(epochs.size(), 2u);
+  EXPECT_EQ(epochs[0].row.val_metric, 0.15);  // the last version of epoch 1
+  EXPECT_EQ(epochs[1].row.extra, (nlohmann::json{{"lr", 0.01}}));
+
+  // Several distinct trials in one call; a finished one is a late duplicate.
+  EXPECT_EQ(store_->finish_trials(
+                {{d.trial_id, d.attempt, TrialStatus::kDiverged, nullptr, std::nullopt, "nan", {}},
+                 {c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 1, "", {}}}),
+            (std::vector<bool>{true, false}));
+  EXPECT_EQ(store_->get_trial(d.trial_id).error, "nan");
+  EXPECT_FALSE(store_->get_trial(d.trial_id).value);
+
+  // An unknown trial fails the whole call: nothing is written.
+  const int64_t change = store_->last_trial_change();
+  EXPECT_STORE_ERROR(store_->finish_trials(
+                         {{b.trial_id, b.attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}},
+                          {d.trial_id + 1000, 1, TrialStatus::kCompleted, nullptr, 0.5, "", {}}}),
+                     ErrorCode::kNotFound, "no trial with id " + std::to_string(d.trial_id + 1000));
+  EXPECT_EQ(store_->get_trial(b.trial_id).status, TrialStatus::kRunning);
+  EXPECT_EQ(store_->last_trial_change(), change);
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kRunning], 1);
+  EXPECT_TRUE(store_->finish_trials({}).empty());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <thread>
 
+#include "store/pg_db.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
@@ -13,15 +14,23 @@ namespace {
 using std::chrono::milliseconds;
 using testing::StoreTest;
 
-// Holds the write lock of the database at path (as another process's transaction would).
+// Holds the store's write lock, as another process's write transaction would: SQLite's
+// BEGIN IMMEDIATE on the file, or PostgreSQL's store lock (the advisory lock every write
+// transaction takes first, see src/store/pg_db.cc) on another connection.
 class WriteLock {
  public:
-  explicit WriteLock(const std::string& path) {
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
-    EXPECT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  explicit WriteLock(const std::string& url) {
+    if (url.rfind("sqlite:", 0) == 0) {
+      EXPECT_EQ(sqlite3_open(url.substr(7).c_str(), &db_), SQLITE_OK);
+      EXPECT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    } else {
+      pg_ = std::make_unique<pg::Db>(url, "lock holder", pg::Db::Options{});
+      pg_->exec_script("SELECT pg_advisory_lock(7809643637400461666)");
+    }
   }
   ~WriteLock() { release(); }
   void release() {
+    pg_.reset();  // closing the session releases its lock
     if (!db_) return;
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
     sqlite3_close(db_);
@@ -30,28 +39,31 @@ class WriteLock {
 
  private:
   sqlite3* db_ = nullptr;
+  std::unique_ptr<pg::Db> pg_;
 };
 
-TEST_F(StoreTest, ALockHeldPastAllRetriesIsUnavailableAndNamesTheCall) {
+TEST_P(StoreTest, ALockHeldPastAllRetriesIsUnavailableAndNamesTheCall) {
   StoreOptions o = options();
   o.busy_timeout = milliseconds(30);
   o.max_retries = 2;
   auto store = open_store(url(), o);
-  WriteLock lock(dir_.path("test.db"));
+  const std::string label = parse_store_url(url()).text;
+  WriteLock lock(url());
   EXPECT_STORE_ERROR(store->create_study("s", nullptr), ErrorCode::kUnavailable,
-                     url() + ": create_study: ");
+                     label + ": create_study: ");
   EXPECT_STORE_ERROR(store->create_study("s", nullptr), ErrorCode::kUnavailable,
-                     "database is locked (gave up after 3 tries over ");
+                     postgres() ? "lock timeout (gave up after 3 tries over "
+                                : "database is locked (gave up after 3 tries over ");
   EXPECT_EQ(store->stats().retries, 4u);
-  // Readers are not blocked by a writer (WAL).
+  // Readers are not blocked by a writer (WAL; MVCC).
   EXPECT_NO_THROW(store->list_studies());
   lock.release();
   EXPECT_GT(store->create_study("s", nullptr), 0);
 }
 
-TEST_F(StoreTest, ABriefLockIsWaitedOutWithoutAnError) {
+TEST_P(StoreTest, ABriefLockIsWaitedOutWithoutAnError) {
   int64_t study = study_with_trials("s", 1);
-  auto lock = std::make_unique<WriteLock>(dir_.path("test.db"));
+  auto lock = std::make_unique<WriteLock>(url());
   std::thread holder([&] {
     std::this_thread::sleep_for(milliseconds(150));
     lock->release();

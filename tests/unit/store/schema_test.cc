@@ -1,15 +1,19 @@
-// Opening a store: migrations, reopening, newer schemas, files that are not stores, URLs.
+// Opening a store: migrations (both backends), reopening, newer schemas, files that are not
+// stores, URLs.
 #include <sqlite3.h>
 
 #include <thread>
 #include <vector>
 
 #include "store/migrations.h"
+#include "store/pg_migrations.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
 namespace {
 
+using testing::Backend;
+using testing::PostgresService;
 using testing::TempDir;
 
 // Rows of a one-column integer query, read with a plain connection.
@@ -36,22 +40,91 @@ int newest_version() {
   return sqlite::migrations().back().version;
 }
 
-TEST(Schema, MigratesAnEmptyFileAndReopensWithoutChanges) {
-  TempDir dir;
-  std::string path = dir.path("s.db");
+// A fresh, empty database of either backend, and plain SQL on it (not through the store).
+class SchemaTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  SchemaTest()
+      : url_(GetParam() == Backend::kSqlite ? "sqlite:" + dir_.path("s.db")
+                                            : PostgresService::instance().fresh_database_url()) {}
+  ~SchemaTest() override {
+    if (GetParam() != Backend::kPostgres) return;
+    try {
+      PostgresService::instance().drop_database(PostgresService::database_of(url_));
+    } catch (const std::exception&) {
+      // The server goes away at exit anyway.
+    }
+  }
+  std::vector<int64_t> rows(const char* sql) const {
+    if (GetParam() == Backend::kSqlite) return column(dir_.path("s.db"), sql);
+    return PostgresService::instance().column(PostgresService::database_of(url_), sql);
+  }
+  void run(const char* sql) const {
+    if (GetParam() == Backend::kSqlite) {
+      exec(dir_.path("s.db"), sql);
+    } else {
+      PostgresService::instance().exec(PostgresService::database_of(url_), sql);
+    }
+  }
+  // The store's name for the database in messages.
+  std::string label() const { return parse_store_url(url_).text; }
+
+  TempDir dir_;
+  std::string url_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backend, SchemaTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing::BackendName{});
+
+TEST_P(SchemaTest, MigratesAnEmptyDatabaseAndReopensWithoutChanges) {
   int64_t id = 0;
   {
-    auto store = open_store("sqlite:" + path);
+    auto store = open_store(url_);
     id = store->create_study("s", {{"k", 1}});
   }
-  std::vector<int64_t> versions = column(path, "SELECT version FROM schema_version");
+  std::vector<int64_t> versions = rows("SELECT version FROM schema_version ORDER BY version");
   ASSERT_EQ(versions.size(), sqlite::migrations().size());
   EXPECT_EQ(versions.back(), newest_version());
   for (int i = 0; i < 2; ++i) {
-    auto store = open_store("sqlite:" + path);
+    auto store = open_store(url_);
     EXPECT_EQ(store->get_study(id).spec["k"], 1);
   }
-  EXPECT_EQ(column(path, "SELECT version FROM schema_version"), versions);
+  EXPECT_EQ(rows("SELECT version FROM schema_version ORDER BY version"), versions);
+}
+
+TEST_P(SchemaTest, ProcessesOpeningAtOnceMigrateOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int i = 0; i < 6; ++i)
+    threads.emplace_back([&] {
+      try {
+        open_store(url_)->list_studies();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        ++errors;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors, 0);
+  EXPECT_EQ(rows("SELECT COUNT(*) FROM schema_version"),
+            std::vector<int64_t>{static_cast<int64_t>(sqlite::migrations().size())});
+}
+
+TEST_P(SchemaTest, NewerDatabaseIsAClearError) {
+  open_store(url_);
+  run("INSERT INTO schema_version (version, description, applied_at) "
+      "VALUES (99, 'from the future', 0)");
+  EXPECT_STORE_ERROR(open_store(url_), ErrorCode::kFailedPrecondition,
+                     label() + ": the database has schema version 99");
+  EXPECT_STORE_ERROR(open_store(url_), ErrorCode::kFailedPrecondition, "use a newer layerlab");
+}
+
+TEST(Schema, PostgresHasTheSameMigrationsAsSqlite) {
+  ASSERT_EQ(pg::migrations().size(), sqlite::migrations().size());
+  for (size_t i = 0; i < pg::migrations().size(); ++i) {
+    EXPECT_EQ(pg::migrations()[i].version, sqlite::migrations()[i].version);
+    EXPECT_STREQ(pg::migrations()[i].description, sqlite::migrations()[i].description);
+  }
 }
 
 TEST(Schema, UsesWriteAheadLogging) {
@@ -66,37 +139,6 @@ TEST(Schema, UsesWriteAheadLogging) {
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
-}
-
-TEST(Schema, ProcessesOpeningAtOnceMigrateOnce) {
-  TempDir dir;
-  std::string url = "sqlite:" + dir.path("race.db");
-  std::vector<std::thread> threads;
-  std::atomic<int> errors{0};
-  for (int i = 0; i < 4; ++i)
-    threads.emplace_back([&] {
-      try {
-        open_store(url)->list_studies();
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << e.what();
-        ++errors;
-      }
-    });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(errors, 0);
-  EXPECT_EQ(column(dir.path("race.db"), "SELECT COUNT(*) FROM schema_version"),
-            std::vector<int64_t>{static_cast<int64_t>(sqlite::migrations().size())});
-}
-
-TEST(Schema, NewerDatabaseIsAClearError) {
-  TempDir dir;
-  std::string path = dir.path("new.db");
-  open_store("sqlite:" + path);
-  exec(path, "INSERT INTO schema_version (version, description) VALUES (99, 'from the future')");
-  EXPECT_STORE_ERROR(open_store("sqlite:" + path), ErrorCode::kFailedPrecondition,
-                     path + ": the database has schema version 99");
-  EXPECT_STORE_ERROR(open_store("sqlite:" + path), ErrorCode::kFailedPrecondition,
-                     "use a newer layerlab");
 }
 
 TEST(Schema, FileThatIsNotADatabaseNamesThePath) {
@@ -148,18 +190,16 @@ TEST(StoreUrl, Errors) {
   EXPECT_STORE_ERROR(parse_store_url("layerlab.db"), ErrorCode::kInvalidArgument, "'layerlab.db'");
 }
 
-TEST(StoreUrl, PostgresIsNotBuiltYetAndHidesThePassword) {
-  try {
-    open_store("postgresql://alice:s3cret@db.example:5432/layerlab");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
-    std::string msg = e.what();
-    EXPECT_NE(msg.find("not built yet"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("postgresql://alice:***@db.example:5432/layerlab"), std::string::npos)
-        << msg;
-    EXPECT_EQ(msg.find("s3cret"), std::string::npos) << msg;
-  }
+TEST(StoreUrl, PostgresFormsHideThePassword) {
+  StoreUrl u = parse_store_url("postgresql://alice:s3cret@db.example:5432/layerlab");
+  EXPECT_EQ(u.kind, StoreUrl::Kind::kPostgres);
+  EXPECT_EQ(u.text, "postgresql://alice:***@db.example:5432/layerlab");
+  EXPECT_EQ(u.path, "postgresql://alice:s3cret@db.example:5432/layerlab");  // for libpq
+  EXPECT_EQ(parse_store_url("postgres://bob@h/db").text, "postgres://bob@h/db");
+  EXPECT_EQ(parse_store_url("postgres://bob:p@ss:w@h:1/db").text, "postgres://bob:***@h:1/db");
+  EXPECT_EQ(parse_store_url("postgresql://h/db?user=u&password=pw&sslmode=require").text,
+            "postgresql://h/db?user=u&password=***&sslmode=require");
+  EXPECT_EQ(parse_store_url("postgresql:///db?password=pw").text, "postgresql:///db?password=***");
 }
 
 TEST(StoreUrl, InMemoryDatabase) {

@@ -1,5 +1,11 @@
-// Helpers for the store and queue tests: a temp directory, a store on a fresh SQLite file
-// with a manual clock, and error assertions.
+// Helpers for the store and queue tests: a store driven by a manual clock on a fresh
+// database of either backend, and error assertions.
+//
+// StoreTest is parametrised over the backends: TEST_P(StoreTest, ...) runs against SQLite
+// (a file in a temp dir) and PostgreSQL (a fresh database on the test server, see
+// tests/support/postgres_service.h); tests/unit/store/backends.cc instantiates it. TEST_F
+// on the same fixture runs on SQLite only: for tests about SQLite itself, and for users of
+// this header that are not parametrised (the store-backed queue's tests).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,22 +15,58 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 
 #include "common/error.h"
 #include "store/store.h"
+#include "support/postgres_service.h"
 #include "support/temp_and_errors.h"
 
 namespace layerlab::store::testing {
 
+using ::layerlab::testing::PostgresService;
 using ::layerlab::testing::TempDir;
 using ::layerlab::testing::throws_error;
 
-// A store on dir/test.db driven by a manual clock; reopen() gives a second connection.
-class StoreTest : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+
+inline const char* backend_name(Backend b) {
+  return b == Backend::kSqlite ? "sqlite" : "postgres";
+}
+
+// How gtest prints the parameter (in test names and in ctest's).
+inline void PrintTo(Backend b, std::ostream* os) {
+  *os << backend_name(b);
+}
+
+// For INSTANTIATE_TEST_SUITE_P: .../sqlite, .../postgres.
+struct BackendName {
+  std::string operator()(const ::testing::TestParamInfo<Backend>& info) const {
+    return backend_name(info.param);
+  }
+};
+
+// A store on a fresh database of backend() driven by a manual clock; reopen() gives a
+// second connection (another process, as far as the store can tell).
+class StoreTest : public ::testing::TestWithParam<Backend> {
  protected:
-  std::string url() const { return "sqlite:" + dir_.path("test.db"); }
+  StoreTest() : backend_(current_backend()), url_(fresh_url()), store_(reopen()) {}
+  ~StoreTest() override {
+    store_.reset();
+    if (backend_ == Backend::kPostgres) {
+      try {
+        PostgresService::instance().drop_database(PostgresService::database_of(url_));
+      } catch (const std::exception&) {
+        // The server goes away at exit anyway.
+      }
+    }
+  }
+
+  Backend backend() const { return backend_; }
+  bool postgres() const { return backend_ == Backend::kPostgres; }
+  const std::string& url() const { return url_; }
   std::unique_ptr<Store> reopen() { return open_store(url(), options()); }
   StoreOptions options() {
     StoreOptions o;
@@ -42,7 +84,23 @@ class StoreTest : public ::testing::Test {
 
   TempDir dir_;
   ManualClock clock_;
-  std::unique_ptr<Store> store_ = reopen();
+
+ private:
+  // The parameter of a TEST_P; SQLite for a TEST_F.
+  Backend current_backend() const {
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return info && info->value_param() ? GetParam() : Backend::kSqlite;
+  }
+  std::string fresh_url() const {
+    if (backend_ == Backend::kSqlite) return "sqlite:" + dir_.path("test.db");
+    return PostgresService::instance().fresh_database_url();
+  }
+
+  Backend backend_;
+  std::string url_;
+
+ protected:
+  std::unique_ptr<Store> store_;
 };
 
 #define EXPECT_STORE_ERROR(stmt, code, part) \

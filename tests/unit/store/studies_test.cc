@@ -6,7 +6,7 @@ namespace {
 
 using testing::StoreTest;
 
-TEST_F(StoreTest, CreateFindGetListStudies) {
+TEST_P(StoreTest, CreateFindGetListStudies) {
   nlohmann::json spec = {{"name", "depth"}, {"datasets", {"iris", "wine"}}};
   int64_t a = store_->create_study("depth", spec);
   clock_.advance(std::chrono::milliseconds(5));
@@ -31,7 +31,7 @@ TEST_F(StoreTest, CreateFindGetListStudies) {
   EXPECT_EQ(reopen()->list_studies().size(), 2u);
 }
 
-TEST_F(StoreTest, DuplicateStudyNameIsAClearErrorAndChangesNothing) {
+TEST_P(StoreTest, DuplicateStudyNameIsAClearErrorAndChangesNothing) {
   int64_t id = store_->create_study("dup", {{"v", 1}});
   EXPECT_STORE_ERROR(store_->create_study("dup", {{"v", 2}}), ErrorCode::kFailedPrecondition,
                      "a study named 'dup' already exists (id " + std::to_string(id) + ")");
@@ -41,7 +41,7 @@ TEST_F(StoreTest, DuplicateStudyNameIsAClearErrorAndChangesNothing) {
                      "create_study: the study name is empty");
 }
 
-TEST_F(StoreTest, MissingStudyIsNotFound) {
+TEST_P(StoreTest, MissingStudyIsNotFound) {
   EXPECT_STORE_ERROR(store_->get_study(42), ErrorCode::kNotFound, "get_study: no study with id 42");
   EXPECT_STORE_ERROR(store_->set_study_status(42, StudyStatus::kFinished), ErrorCode::kNotFound,
                      "no study with id 42");
@@ -51,13 +51,13 @@ TEST_F(StoreTest, MissingStudyIsNotFound) {
   EXPECT_STORE_ERROR(store_->list_trials(42, {}), ErrorCode::kNotFound, "no study");
 }
 
-TEST_F(StoreTest, SetStudyStatus) {
+TEST_P(StoreTest, SetStudyStatus) {
   int64_t id = store_->create_study("s", nullptr);
   store_->set_study_status(id, StudyStatus::kFinished);
   EXPECT_EQ(store_->get_study(id).status, StudyStatus::kFinished);
 }
 
-TEST_F(StoreTest, CountsPerStatus) {
+TEST_P(StoreTest, CountsPerStatus) {
   int64_t id = study_with_trials("c", 5);
   auto c1 = store_->claim_next("w", {});
   auto c2 = store_->claim_next("w", {});
@@ -72,7 +72,7 @@ TEST_F(StoreTest, CountsPerStatus) {
   EXPECT_EQ(c.finished(), 1);
 }
 
-TEST_F(StoreTest, CancelStudyCancelsQueuedTrialsOnly) {
+TEST_P(StoreTest, CancelStudyCancelsQueuedTrialsOnly) {
   int64_t id = study_with_trials("x", 4);
   auto running = store_->claim_next("w", {});
   ASSERT_TRUE(running);
@@ -89,7 +89,7 @@ TEST_F(StoreTest, CancelStudyCancelsQueuedTrialsOnly) {
                      "is cancelled");
 }
 
-TEST_F(StoreTest, StatusNamesRoundTrip) {
+TEST_P(StoreTest, StatusNamesRoundTrip) {
   for (TrialStatus s : kAllTrialStatuses) EXPECT_EQ(parse_trial_status(to_string(s)), s);
   EXPECT_EQ(to_string(TrialStatus::kEarlyStopped), std::string("early_stopped"));
   EXPECT_STORE_ERROR(parse_trial_status("done"), ErrorCode::kInvalidArgument,
@@ -99,7 +99,7 @@ TEST_F(StoreTest, StatusNamesRoundTrip) {
   EXPECT_FALSE(is_finished(TrialStatus::kRunning));
 }
 
-TEST_F(StoreTest, WorkersRegisterHeartbeatAndStop) {
+TEST_P(StoreTest, WorkersRegisterHeartbeatAndStop) {
   store_->register_worker({"host-a:17", "host-a", 17, "cpu"});
   store_->register_worker({"host-b:9", "host-b", 9, "cuda:0"});
   std::vector<WorkerRecord> w = store_->list_workers();
@@ -133,7 +133,7 @@ TEST_F(StoreTest, WorkersRegisterHeartbeatAndStop) {
                      "empty worker id");
 }
 
-TEST_F(StoreTest, StatsCountTransactions) {
+TEST_P(StoreTest, StatsCountTransactions) {
   uint64_t before = store_->stats().transactions;
   store_->list_studies();
   store_->create_study("s", nullptr);

@@ -15,7 +15,7 @@ std::vector<int64_t> numbers(const std::vector<TrialRecord>& trials) {
   return out;
 }
 
-TEST_F(StoreTest, AddTrialsStoresThemQueued) {
+TEST_P(StoreTest, AddTrialsStoresThemQueued) {
   int64_t study = store_->create_study("s", nullptr);
   nlohmann::json p = {{"hidden_layers", 4}, {"activation", "relu"}, {"seed", 0}};
   std::vector<int64_t> ids = store_->add_trials(study, {{0, "iris", p}, {1, "wine", p}});
@@ -35,7 +35,7 @@ TEST_F(StoreTest, AddTrialsStoresThemQueued) {
   EXPECT_STORE_ERROR(store_->get_trial(999), ErrorCode::kNotFound, "no trial with id 999");
 }
 
-TEST_F(StoreTest, AddTrialsIsIdempotentOnNumber) {
+TEST_P(StoreTest, AddTrialsIsIdempotentOnNumber) {
   int64_t study = store_->create_study("s", nullptr);
   std::vector<int64_t> first =
       store_->add_trials(study, {{0, "iris", {{"u", 1}}}, {1, "iris", {}}});
@@ -51,7 +51,7 @@ TEST_F(StoreTest, AddTrialsIsIdempotentOnNumber) {
   EXPECT_NE(store_->add_trials(other, {{0, "iris", {}}})[0], first[0]);
 }
 
-TEST_F(StoreTest, AddTrialsRejectsBadInputAndWritesNothing) {
+TEST_P(StoreTest, AddTrialsRejectsBadInputAndWritesNothing) {
   int64_t study = store_->create_study("s", nullptr);
   EXPECT_STORE_ERROR(store_->add_trials(study, {{0, "iris", {}}, {-1, "iris", {}}}),
                      ErrorCode::kInvalidArgument, "trial -1: the number is negative");
@@ -62,7 +62,7 @@ TEST_F(StoreTest, AddTrialsRejectsBadInputAndWritesNothing) {
   EXPECT_EQ(store_->counts(study).total(), 0);
 }
 
-TEST_F(StoreTest, ListTrialsFiltersSortsAndPages) {
+TEST_P(StoreTest, ListTrialsFiltersSortsAndPages) {
   int64_t study = store_->create_study("s", nullptr);
   std::vector<NewTrial> add;
   for (int i = 0; i < 6; ++i)
@@ -105,7 +105,7 @@ TEST_F(StoreTest, ListTrialsFiltersSortsAndPages) {
   EXPECT_STORE_ERROR(list({.limit = -1}), ErrorCode::kInvalidArgument, "limit and offset");
 }
 
-TEST_F(StoreTest, EpochsAreAppendedAndReadBack) {
+TEST_P(StoreTest, EpochsAreAppendedAndReadBack) {
   study_with_trials("s", 1);
   auto c = store_->claim_next("w", {});
   ASSERT_TRUE(c);
@@ -139,7 +139,7 @@ TEST_F(StoreTest, EpochsAreAppendedAndReadBack) {
   EXPECT_EQ(store_->list_epochs(c->trial_id).size(), 3u);
 }
 
-TEST_F(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
+TEST_P(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
   const int64_t study = study_with_trials("s", 3);
   study_with_trials("other", 1);
   std::vector<Claim> claims;
@@ -165,6 +165,56 @@ TEST_F(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
   std::sort(v.begin(), v.end());
   EXPECT_EQ(v, (std::vector<double>{2.0, 3.0, 9.0}));
   EXPECT_TRUE(store_->epoch_values(study, 7, EpochField::kValLoss, 0).empty());
+}
+
+TEST_P(StoreTest, AddsThousandsOfTrialsInOneCall) {
+  const int64_t study = store_->create_study("big", nullptr);
+  std::vector<NewTrial> add;
+  for (int i = 0; i < 3000; ++i)
+    add.push_back({i,
+                   i % 2 ? "wine" : "iris",
+                   {{"i", i}, {"name", "it's \"quoted\" \\ {x}"}},
+                   static_cast<double>(i % 7)});
+  const std::vector<int64_t> ids = store_->add_trials(study, add);
+  ASSERT_EQ(ids.size(), 3000u);
+  for (size_t i = 1; i < ids.size(); ++i) ASSERT_LT(ids[i - 1], ids[i]);
+  const TrialRecord t = store_->get_trial(ids[1234]);
+  EXPECT_EQ(t.number, 1234);
+  EXPECT_EQ(t.params, add[1234].params);
+  // Re-adding (in another order, with new numbers and a number given twice) keeps the rows.
+  std::vector<NewTrial> again = {
+      {2999, "iris", {}}, {3000, "iris", {}}, {5, "x", {}}, {3000, "wine", {}}};
+  const std::vector<int64_t> again_ids = store_->add_trials(study, again);
+  EXPECT_EQ(again_ids[0], ids[2999]);
+  EXPECT_EQ(again_ids[2], ids[5]);
+  EXPECT_EQ(again_ids[1], again_ids[3]);
+  EXPECT_EQ(store_->get_trial(again_ids[1]).dataset, "iris");
+  EXPECT_EQ(store_->count_trials(study, {}), 3001);
+  EXPECT_EQ(store_->trials_changed_since(0, 10'000).size(), 3001u);
+  EXPECT_TRUE(store_->add_trials(study, {}).empty());
+}
+
+TEST_P(StoreTest, SortingByAParameterOfMixedTypesFollowsOneOrder) {
+  const int64_t study = store_->create_study("mixed", nullptr);
+  const std::vector<nlohmann::json> values = {
+      3,  "b",   2.5,    true,      nullptr /* absent */, nlohmann::json(), "a",
+      -1, false, {1, 2}, {{"x", 1}}};
+  std::vector<NewTrial> add;
+  for (size_t i = 0; i < values.size(); ++i) {
+    nlohmann::json params = nlohmann::json::object();
+    if (i != 4) params["p"] = values[i];  // 4: no p at all; 5: p is null
+    add.push_back({static_cast<int64_t>(i), "iris", params});
+  }
+  store_->add_trials(study, add);
+  auto list = [&](bool descending) {
+    return numbers(store_->list_trials(
+        study, {.sort = TrialSort::kParam, .param = "p", .descending = descending}));
+  };
+  // SQLite's order of json_extract values: numbers (booleans as 1/0) by value, then text
+  // bytewise (arrays and objects as their JSON); missing and null last, by number.
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(list(false), (V{7, 8, 3, 2, 0, 9, 6, 1, 10, 4, 5}));
+  EXPECT_EQ(list(true), (V{10, 1, 6, 9, 0, 2, 3, 8, 7, 4, 5}));
 }
 
 }  // namespace

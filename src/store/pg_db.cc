@@ -1,0 +1,595 @@
+#include "store/pg_db.h"
+
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <system_error>
+#include <thread>
+
+namespace layerlab::store::pg {
+namespace {
+
+// Type OIDs (catalog/pg_type.h, stable across versions).
+constexpr unsigned kBool = 16;
+constexpr unsigned kInt8 = 20;
+constexpr unsigned kInt4 = 23;
+constexpr unsigned kText = 25;
+constexpr unsigned kFloat8 = 701;
+constexpr unsigned kInt4Array = 1007;
+constexpr unsigned kTextArray = 1009;
+constexpr unsigned kInt8Array = 1016;
+constexpr unsigned kFloat8Array = 1022;
+
+// The store's write lock: one transaction-level advisory lock per database ("layerlab").
+// The statement takes it, waiting (up to lock_timeout) only when another transaction holds
+// it, and says whether it waited.
+constexpr const char* kLock =
+    "SELECT CASE WHEN pg_try_advisory_xact_lock(7809643637400461666) THEN false ELSE "
+    "(SELECT true FROM pg_advisory_xact_lock(7809643637400461666) AS l) END";
+constexpr const char* kBeginWrite = "BEGIN";
+constexpr const char* kBeginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+// The transaction id, if the transaction wrote anything, rides along with COMMIT: when the
+// connection breaks before COMMIT's answer arrives, the server can still say whether it
+// committed (txid_status).
+constexpr const char* kCommitWrite = "SELECT txid_current_if_assigned()::text; COMMIT";
+
+std::string double_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+// An element of a text[] literal: always quoted, with \ and " escaped.
+void append_quoted(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+template <typename T, typename F>
+Param array(const std::vector<T>& v, unsigned type, F&& element) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    element(s, v[i]);
+  }
+  s += '}';
+  return {std::move(s), type};
+}
+
+void append_double(std::string& s, double d) {
+  if (std::isnan(d)) {
+    s += "NULL";
+  } else {
+    s += double_text(d);
+  }
+}
+
+// The first line of a libpq or server message, without the trailing newline.
+std::string first_line(const char* message) {
+  std::string m = message ? message : "";
+  if (size_t nl = m.find('\n'); nl != std::string::npos) m.resize(nl);
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\r')) m.pop_back();
+  if (m.empty()) m = "unknown error";
+  return m;
+}
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+// What a failed statement means: its ErrorCode and whether retrying the transaction may
+// help.
+std::pair<ErrorCode, bool> classify(const std::string& state, bool connection_lost) {
+  if (connection_lost) return {ErrorCode::kUnavailable, true};
+  const std::string cls = state.substr(0, 2);
+  if (cls == "08" || state == "57P01" || state == "57P02" || state == "57P03" || state == "53300" ||
+      state == "40001" || state == "40P01" || state == "55P03")
+    return {ErrorCode::kUnavailable, true};
+  if (cls == "53" || cls == "58") return {ErrorCode::kUnavailable, false};  // disk full, I/O
+  if (cls == "28") return {ErrorCode::kInvalidArgument, false};             // authorization
+  if (state == "3D000") return {ErrorCode::kNotFound, false};               // no such database
+  if (cls == "22") return {ErrorCode::kInvalidArgument, false};             // data exception
+  if (state == "XX001" || state == "XX002") return {ErrorCode::kFailedPrecondition, false};
+  return {ErrorCode::kInternal, false};
+}
+
+// A failed connection attempt has no SQLSTATE in libpq; the few failures that no retry can
+// fix are recognised by their (server or libpq) message. Anything else (refused, timed
+// out, starting up, shutting down, unknown host...) is worth waiting for.
+std::pair<ErrorCode, bool> classify_connect(const std::string& m) {
+  if (contains(m, "password authentication failed") || contains(m, "no password supplied") ||
+      contains(m, "pg_hba.conf") || (contains(m, "role \"") && contains(m, "does not exist")) ||
+      contains(m, "permission denied for database") || contains(m, "invalid connection option") ||
+      contains(m, "invalid URI") || contains(m, "invalid integer value") ||
+      contains(m, "missing \"=\"") || contains(m, "invalid sslmode"))
+    return {ErrorCode::kInvalidArgument, false};
+  if (contains(m, "database \"") && contains(m, "does not exist"))
+    return {ErrorCode::kNotFound, false};
+  return {ErrorCode::kUnavailable, true};
+}
+
+void ignore_notice(void*, const char*) {}
+
+// The start of a statement, for messages.
+std::string snippet(std::string_view sql) {
+  std::string s(sql.substr(0, 80));
+  for (char& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (s.size() > 60 || sql.size() > 80) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+}  // namespace
+
+// ---- parameters
+
+Param param(int64_t v) {
+  return {std::to_string(v), kInt8};
+}
+Param param(int v) {
+  return {std::to_string(v), kInt4};
+}
+Param param(double v) {
+  if (std::isnan(v)) return {std::nullopt, kFloat8};
+  return {double_text(v), kFloat8};
+}
+Param param(bool v) {
+  return {v ? "t" : "f", kBool};
+}
+Param param(std::string_view v) {
+  return {std::string(v), kText};
+}
+Param param(std::nullopt_t) {
+  return {std::nullopt, 0};
+}
+Param param(const std::vector<int64_t>& v) {
+  return array(v, kInt8Array, [](std::string& s, int64_t x) { s += std::to_string(x); });
+}
+Param param(const std::vector<int>& v) {
+  return array(v, kInt4Array, [](std::string& s, int x) { s += std::to_string(x); });
+}
+Param param(const std::vector<double>& v) {
+  return array(v, kFloat8Array, append_double);
+}
+Param param(const std::vector<std::string>& v) {
+  return array(v, kTextArray, [](std::string& s, const std::string& x) { append_quoted(s, x); });
+}
+Param param(const std::vector<std::optional<std::string>>& v) {
+  return array(v, kTextArray, [](std::string& s, const std::optional<std::string>& x) {
+    if (x) {
+      append_quoted(s, *x);
+    } else {
+      s += "NULL";
+    }
+  });
+}
+Param param(const std::vector<std::optional<double>>& v) {
+  return array(v, kFloat8Array, [](std::string& s, const std::optional<double>& x) {
+    append_double(s, x ? *x : std::numeric_limits<double>::quiet_NaN());
+  });
+}
+
+// ---- Result
+
+void Result::Clear::operator()(pg_result* r) const {
+  PQclear(r);
+}
+
+Result::Result(pg_result* r) : r_(r) {}
+
+int Result::rows() const {
+  return r_ ? PQntuples(r_.get()) : 0;
+}
+
+int64_t Result::affected() const {
+  if (!r_) return 0;
+  const char* n = PQcmdTuples(r_.get());
+  int64_t v = 0;
+  std::from_chars(n, n + std::strlen(n), v);
+  return v;
+}
+
+bool Result::is_null(int row, int col) const {
+  return PQgetisnull(r_.get(), row, col) != 0;
+}
+
+int64_t Result::i64(int row, int col) const {
+  const char* s = PQgetvalue(r_.get(), row, col);
+  int64_t v = 0;
+  std::from_chars(s, s + PQgetlength(r_.get(), row, col), v);
+  return v;
+}
+
+bool Result::boolean(int row, int col) const {
+  return PQgetvalue(r_.get(), row, col)[0] == 't';
+}
+
+double Result::f64(int row, int col) const {
+  if (is_null(row, col)) return std::numeric_limits<double>::quiet_NaN();
+  const char* s = PQgetvalue(r_.get(), row, col);
+  double v = 0;
+  std::from_chars(s, s + PQgetlength(r_.get(), row, col), v);
+  return v;
+}
+
+std::optional<double> Result::opt_f64(int row, int col) const {
+  if (is_null(row, col)) return std::nullopt;
+  return f64(row, col);
+}
+
+std::optional<int64_t> Result::opt_i64(int row, int col) const {
+  if (is_null(row, col)) return std::nullopt;
+  return i64(row, col);
+}
+
+std::string Result::text(int row, int col) const {
+  if (is_null(row, col)) return {};
+  return {PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col))};
+}
+
+// ---- Db
+
+Db::Db(const std::string& conninfo, std::string label, const Options& options)
+    : conninfo_(conninfo),
+      label_(std::move(label)),
+      options_(options),
+      rng_(static_cast<unsigned>(std::random_device{}() ^ static_cast<unsigned>(::getpid()))) {
+  auto start = std::chrono::steady_clock::now();
+  try {
+    connect_within(options_.busy_timeout);
+  } catch (const PgError& e) {
+    PQfinish(conn_);  // no destructor runs for a constructor that throws
+    conn_ = nullptr;
+    if (!e.transient()) throw;
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    throw PgError(e.code(),
+                  std::string(e.what()) + " (gave up after " + std::to_string(waited.count()) +
+                      " ms; is the server running and reachable?)",
+                  e.sqlstate(), true);
+  } catch (...) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw;
+  }
+}
+
+Db::~Db() {
+  if (conn_) PQfinish(conn_);
+}
+
+bool Db::connected() const {
+  return conn_ && PQstatus(conn_) == CONNECTION_OK;
+}
+
+// Connects, or reconnects a lost connection, polling for up to `budget`.
+void Db::connect_within(std::chrono::milliseconds budget) {
+  const auto start = std::chrono::steady_clock::now();
+  // libpq's connect_timeout is whole seconds, at least 2.
+  const std::string connect_timeout = std::to_string(
+      std::max<int64_t>(2, std::chrono::duration_cast<std::chrono::seconds>(budget).count() + 1));
+  statements_.clear();
+  in_transaction_ = false;
+  for (int attempt = 0;; ++attempt) {
+    if (conn_) {
+      // A new connection rather than PQreset: nothing of the old one's state (a pipeline
+      // cut short, a transaction) survives.
+      PQfinish(conn_);
+      conn_ = nullptr;
+    }
+    {
+      // Defaults first: what the URL says overrides them.
+      const char* keys[] = {"connect_timeout",
+                            "application_name",
+                            "keepalives_idle",
+                            "keepalives_interval",
+                            "keepalives_count",
+                            "dbname",
+                            nullptr};
+      const char* values[] = {connect_timeout.c_str(), "layerlab", "30", "10", "3",
+                              conninfo_.c_str(),       nullptr};
+      conn_ = PQconnectdbParams(keys, values, 1);
+      if (!conn_) throw internal_error(label_ + ": " + step_ + ": out of memory (libpq)");
+    }
+    if (PQstatus(conn_) == CONNECTION_OK) {
+      PQsetNoticeProcessor(conn_, ignore_notice, nullptr);  // NOTICEs are not for users
+      setup_session();
+      return;
+    }
+    const std::string message = first_line(PQerrorMessage(conn_));
+    auto [code, transient] = classify_connect(message);
+    const std::string text = label_ + ": " + step_ + ": " + message;
+    if (!transient) throw PgError(code, text, "", false);
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed >= budget) throw PgError(code, text, "", true);
+    int64_t cap = std::min<int64_t>(500, int64_t{25} << std::min(attempt, 5));
+    std::uniform_int_distribution<int64_t> pick(cap / 2, cap);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(budget - elapsed);
+    std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(pick(rng_))));
+  }
+}
+
+// Per-connection settings: a wait for the write lock gives up after busy_timeout (55P03,
+// then the transaction is retried).
+void Db::setup_session() {
+  const int64_t ms = std::max<int64_t>(1, options_.busy_timeout.count());
+  run_simple(("SET lock_timeout = " + std::to_string(ms)).c_str());
+  // Transactions here are a few statements sent back to back. One left open by a client
+  // that went silent (its host cut off, the process stopped) would hold the write lock until
+  // TCP gives up on it, hours later; the server ends such a session after 30 s instead.
+  run_simple("SET idle_in_transaction_session_timeout = 30000");
+}
+
+void Db::fail(pg_result* r, std::string_view what) {
+  const bool lost = !conn_ || PQstatus(conn_) != CONNECTION_OK;
+  std::string state;
+  std::string message;
+  if (r) {
+    if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) state = s;
+    if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) message = m;
+    if (message.empty()) message = first_line(PQresultErrorMessage(r));
+    PQclear(r);
+  }
+  if (message.empty()) message = first_line(conn_ ? PQerrorMessage(conn_) : nullptr);
+  auto [code, transient] = classify(state, lost);
+  std::string text = label_ + ": " + step_ + ": ";
+  // The statement helps with a bug, not with a server that went away.
+  if (code == ErrorCode::kInternal && !what.empty()) text += std::string(what) + ": ";
+  text += message;
+  if (!state.empty() && code == ErrorCode::kInternal) text += " (SQLSTATE " + state + ")";
+  throw PgError(code, text, state, transient);
+}
+
+void Db::fail_connection() {
+  throw PgError(ErrorCode::kUnavailable,
+                label_ + ": " + step_ + ": " + first_line(conn_ ? PQerrorMessage(conn_) : nullptr),
+                "", true);
+}
+
+Result Db::run_simple(const char* sql) {
+  if (!connected()) fail_connection();
+  if (pending_begin_) begin_now();
+  pg_result* r = PQexec(conn_, sql);
+  ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r, snippet(sql));
+  return Result(r);
+}
+
+void Db::exec_script(const std::string& sql) {
+  run_simple(sql.c_str());
+}
+
+Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
+  if (!connected()) fail_connection();
+  std::vector<const char*> values(n);
+  for (size_t i = 0; i < n; ++i) values[i] = params[i].text ? params[i].text->c_str() : nullptr;
+  std::vector<unsigned> types(n);
+  for (size_t i = 0; i < n; ++i) types[i] = params[i].type;
+  auto it = statements_.find(sql);
+  if (pending_begin_) return begin_with(sql, it == statements_.end(), types, values);
+  if (it == statements_.end()) {
+    std::string name = "layerlab_" + std::to_string(++next_statement_);
+    std::string text(sql);
+    pg_result* r = PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(n), types.data());
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) fail(r, "prepare " + snippet(sql));
+    PQclear(r);
+    it = statements_.emplace(std::move(text), std::move(name)).first;
+  }
+  pg_result* r = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
+                                nullptr, nullptr, 0);
+  ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r, snippet(sql));
+  return Result(r);
+}
+
+// The transaction's first statement: BEGIN, the write lock, the statement's preparation
+// (the first time) and the statement go in one round trip (libpq's pipeline mode). A
+// failure of any of them aborts the rest and is reported as that statement's.
+Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
+                      const std::vector<const char*>& values) {
+  pending_begin_ = false;
+  const int n = static_cast<int>(values.size());
+  const std::string text(sql);
+  const std::string name =
+      prepare ? "layerlab_" + std::to_string(++next_statement_) : statements_.find(sql)->second;
+  bool sent = PQenterPipelineMode(conn_) == 1;
+  sent = sent && PQsendQueryParams(conn_, pending_write_ ? kBeginWrite : kBeginRead, 0, nullptr,
+                                   nullptr, nullptr, nullptr, 0) == 1;
+  if (pending_write_)
+    sent = sent && PQsendQueryParams(conn_, kLock, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+  if (prepare)
+    sent = sent && PQsendPrepare(conn_, name.c_str(), text.c_str(), n, types.data()) == 1;
+  sent =
+      sent && PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
+  sent = sent && PQpipelineSync(conn_) == 1;
+  // One result per command, each followed by a null; then the sync.
+  enum Command { kBegin, kTakeLock, kPrepare, kStatement };
+  std::vector<Command> commands = {kBegin};
+  if (pending_write_) commands.push_back(kTakeLock);
+  if (prepare) commands.push_back(kPrepare);
+  commands.push_back(kStatement);
+  pg_result* error = nullptr;
+  pg_result* out = nullptr;
+  bool waited = false;
+  bool prepared = false;
+  size_t at = 0;
+  while (sent) {
+    pg_result* r = PQgetResult(conn_);
+    if (!r) {
+      if (PQstatus(conn_) != CONNECTION_OK || ++at > commands.size()) break;
+      continue;
+    }
+    const ExecStatusType s = PQresultStatus(r);
+    if (s == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    const Command c = at < commands.size() ? commands[at] : kStatement;
+    const bool ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+    if (!ok) {
+      if (!error && s != PGRES_PIPELINE_ABORTED) {
+        error = r;
+      } else {
+        PQclear(r);
+      }
+      continue;
+    }
+    if (c == kTakeLock && PQntuples(r) == 1) waited = PQgetvalue(r, 0, 0)[0] == 't';
+    if (c == kPrepare) prepared = true;
+    if (c == kStatement && !out) {
+      out = r;
+    } else {
+      PQclear(r);
+    }
+  }
+  if (!connected() || PQexitPipelineMode(conn_) != 1) {
+    // Cut short: this connection's state is unknown; the next try starts a new one.
+    if (out) PQclear(out);
+    out = nullptr;
+    if (!error) {
+      std::string message = first_line(conn_ ? PQerrorMessage(conn_) : nullptr);
+      PQfinish(conn_);
+      conn_ = nullptr;
+      throw PgError(ErrorCode::kUnavailable, label_ + ": " + step_ + ": " + message, "", true);
+    }
+    PQfinish(conn_);
+    conn_ = nullptr;
+    fail(error, snippet(sql));
+  }
+  if (prepared) statements_.emplace(text, name);
+  if (waited) busy_waits_.fetch_add(1, std::memory_order_relaxed);
+  if (error) {
+    if (out) PQclear(out);
+    fail(error, snippet(sql));
+  }
+  if (!out) fail(nullptr, snippet(sql));
+  return Result(out);
+}
+
+// Starts the pending transaction on its own (before a statement that cannot join a
+// pipeline: a script).
+void Db::begin_now() {
+  pending_begin_ = false;
+  run_simple(pending_write_ ? kBeginWrite : kBeginRead);
+  if (pending_write_ && run_simple(kLock).boolean(0, 0))
+    busy_waits_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Db::rollback_quietly() {
+  in_transaction_ = false;
+  pending_begin_ = false;
+  if (connected() && PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
+}
+
+// COMMIT. For a write, also learns the transaction id (if it wrote anything) first, in the
+// same round trip; in_doubt_xid keeps it when the connection breaks before COMMIT's answer.
+void Db::commit(bool write, std::optional<std::string>& in_doubt_xid) {
+  if (!write) {
+    run_simple("COMMIT");
+    return;
+  }
+  if (!connected()) fail_connection();
+  if (!PQsendQuery(conn_, kCommitWrite)) fail(nullptr, "COMMIT");
+  std::optional<std::string> xid;
+  bool got_xid = false;
+  pg_result* error = nullptr;
+  while (pg_result* r = PQgetResult(conn_)) {
+    ExecStatusType s = PQresultStatus(r);
+    if (s == PGRES_TUPLES_OK && !got_xid) {
+      got_xid = true;
+      if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) xid = PQgetvalue(r, 0, 0);
+      PQclear(r);
+    } else if (s != PGRES_COMMAND_OK && !error) {
+      error = r;
+    } else {
+      PQclear(r);
+    }
+  }
+  if (!error && got_xid && connected()) return;
+  // Lost before COMMIT's answer (or COMMIT failed): if the transaction had an id, ask
+  // about it once connected again. Without one it wrote nothing, so a retry is safe.
+  if (xid && !connected()) in_doubt_xid = xid;
+  fail(error, "COMMIT");
+}
+
+std::string Db::xact_status(const std::string& xid) {
+  Result r = query("SELECT txid_status($1)", static_cast<int64_t>(std::stoll(xid)));
+  return r.rows() == 1 ? r.text(0, 0) : "";
+}
+
+void Db::pause(int attempt) {
+  // Full jitter on an exponential step: 20 ms, 40 ms, ... capped at 1 s.
+  int64_t cap = std::min<int64_t>(1000, int64_t{20} << std::min(attempt, 6));
+  std::uniform_int_distribution<int64_t> pick(cap / 2, cap);
+  std::this_thread::sleep_for(std::chrono::milliseconds(pick(rng_)));
+}
+
+void Db::run_transaction(bool write, const char* step, const std::function<void()>& body) {
+  if (in_transaction_)
+    throw internal_error(label_ + ": " + step + ": nested transaction inside " + step_);
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<std::string> in_doubt;  // a COMMIT whose answer was lost
+  for (int attempt = 0;; ++attempt) {
+    step_ = step;
+    try {
+      if (!connected()) connect_within(options_.busy_timeout);
+      if (in_doubt) {
+        // The previous try's COMMIT was sent but its answer lost: run the body again only
+        // if that transaction did not commit.
+        const std::string status = xact_status(*in_doubt);
+        if (status == "in progress")  // the server has not noticed the lost connection yet
+          throw PgError(ErrorCode::kUnavailable,
+                        label_ + ": " + step_ + ": the previous try's COMMIT is still running", "",
+                        true);
+        in_doubt.reset();
+        if (status == "committed") {
+          transactions_.fetch_add(1, std::memory_order_relaxed);
+          return;
+        }
+      }
+      // BEGIN (and the write lock) go with the body's first statement.
+      in_transaction_ = true;
+      pending_begin_ = true;
+      pending_write_ = write;
+      body();
+      if (pending_begin_) {  // the body ran no statement: nothing to commit
+        pending_begin_ = false;
+        in_transaction_ = false;
+        transactions_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      commit(write, in_doubt);
+      in_transaction_ = false;
+      transactions_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    } catch (const PgError& e) {
+      rollback_quietly();
+      if (!e.transient()) throw;
+      if (attempt >= options_.max_retries) {
+        auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+        throw PgError(e.code(),
+                      std::string(e.what()) + " (gave up after " + std::to_string(attempt + 1) +
+                          " tries over " + std::to_string(waited.count()) + " ms)",
+                      e.sqlstate(), true);
+      }
+      retries_.fetch_add(1, std::memory_order_relaxed);
+      pause(attempt);
+    } catch (...) {
+      rollback_quietly();
+      throw;
+    }
+  }
+}
+
+}  // namespace layerlab::store::pg

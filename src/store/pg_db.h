@@ -1,0 +1,232 @@
+// A PostgreSQL connection for the store (libpq): parameterised prepared statements, results,
+// and transactions retried as a whole when the server is away or a transaction loses a
+// race. Private to src/store/.
+//
+// Retry policy (the PostgreSQL counterpart of sqlite_db.h's):
+//  - A try waits up to busy_timeout for what it needs: the server (a lost or refused
+//    connection is re-established, polling with short jittered pauses) and the store's
+//    write lock (lock_timeout).
+//  - A try that fails for a transient reason (connection refused or lost, server starting
+//    or shutting down, serialization failure 40001, deadlock 40P01, lock timeout 55P03, too
+//    many connections) is rolled back and the whole transaction runs again after a
+//    jittered exponential pause, up to max_retries more times; then Error kUnavailable
+//    "URL: call: message (gave up after N tries over M ms)".
+//  - Anything else (bad input, constraint violations, a missing database, a wrong password)
+//    is not retried.
+//  - A connection lost while COMMIT was in flight is resolved, where possible, by asking
+//    the server about the transaction id afterwards (txid_status), so a write that did
+//    commit is not applied a second time. Only when the answer carrying that id was lost
+//    too does the retry run blind (a claim may then take a second trial, left to its
+//    lease; a finish report false; a create_study find its own study).
+//
+// Round trips: BEGIN, the write lock and the first statement go together (libpq's pipeline
+// mode), each further statement is one, and COMMIT one: a write of one statement costs two.
+// Statements are prepared once per connection (cached by their text).
+//
+// Not thread-safe: one thread at a time (PgStore serialises calls with its mutex).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+
+// libpq's types, without its header (it stays private to pg_db.cc).
+struct pg_conn;
+struct pg_result;
+
+namespace layerlab::store::pg {
+
+// An error from the server or libpq. sqlstate is the five-character SQLSTATE ("" for a
+// connection failure); transient() says whether a retry of the transaction may succeed.
+class PgError : public Error {
+ public:
+  PgError(ErrorCode code, const std::string& message, std::string sqlstate, bool transient)
+      : Error(code, message), sqlstate_(std::move(sqlstate)), transient_(transient) {}
+  const std::string& sqlstate() const { return sqlstate_; }
+  bool transient() const { return transient_; }
+
+ private:
+  std::string sqlstate_;
+  bool transient_;
+};
+
+// A statement parameter: its value as text (nullopt: NULL) and its type. Types come from
+// the C++ type, never from the value, so a statement is prepared with the same types
+// whatever the first call binds (an empty optional<int64_t> is still a bigint).
+struct Param {
+  std::optional<std::string> text;
+  unsigned type = 0;  // a PostgreSQL type OID; 0: inferred by the server
+};
+
+Param param(int64_t v);
+Param param(int v);
+Param param(double v);  // NaN is NULL; infinities are kept
+Param param(bool v);
+Param param(std::string_view v);
+inline Param param(const std::string& v) {
+  return param(std::string_view(v));
+}
+inline Param param(const char* v) {
+  return param(std::string_view(v));
+}
+Param param(std::nullopt_t);
+// Arrays (for unnest() batches); NaN elements and empty optionals are NULL.
+Param param(const std::vector<int64_t>& v);
+Param param(const std::vector<int>& v);
+Param param(const std::vector<double>& v);
+Param param(const std::vector<std::string>& v);
+Param param(const std::vector<std::optional<std::string>>& v);
+Param param(const std::vector<std::optional<double>>& v);
+template <typename T>
+Param param(const std::optional<T>& v) {
+  if (v) return param(*v);
+  Param p = param(T{});
+  p.text.reset();
+  return p;
+}
+
+// The rows of one statement. Text results; columns by index.
+class Result {
+ public:
+  Result() = default;
+  explicit Result(pg_result* r);
+  Result(Result&&) noexcept = default;
+  Result& operator=(Result&&) noexcept = default;
+
+  int rows() const;
+  bool empty() const { return rows() == 0; }
+  int64_t affected() const;  // rows an INSERT/UPDATE/DELETE changed
+
+  bool is_null(int row, int col) const;
+  int64_t i64(int row, int col) const;
+  int i32(int row, int col) const { return static_cast<int>(i64(row, col)); }
+  bool boolean(int row, int col) const;
+  double f64(int row, int col) const;  // NULL -> NaN
+  std::optional<double> opt_f64(int row, int col) const;
+  std::optional<int64_t> opt_i64(int row, int col) const;
+  std::string text(int row, int col) const;  // NULL -> ""
+
+ private:
+  struct Clear {
+    void operator()(pg_result* r) const;
+  };
+  std::unique_ptr<pg_result, Clear> r_;
+};
+
+class Db {
+ public:
+  struct Options {
+    std::chrono::milliseconds busy_timeout{5000};
+    int max_retries = 6;
+  };
+  // Connects (retrying transient failures for up to busy_timeout), then sets up the
+  // session. `conninfo` is a postgresql:// URL or a libpq keyword string; `label` names the
+  // database in messages (the URL with the password hidden).
+  Db(const std::string& conninfo, std::string label, const Options& options);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Runs sql (a prepared statement, cached by its text) with args bound to $1, $2, ...
+  template <typename... A>
+  Result query(std::string_view sql, const A&... args) {
+    Param params[] = {param(args)..., Param{}};  // one spare: never a zero-length array
+    return run_prepared(sql, params, sizeof...(A));
+  }
+  // As query, with a parameter list built at run time (a filter's optional conditions).
+  Result query_with(std::string_view sql, const std::vector<Param>& params) {
+    return run_prepared(sql, params.data(), params.size());
+  }
+  // As query; returns the number of rows changed.
+  template <typename... A>
+  int64_t exec(std::string_view sql, const A&... args) {
+    return query(sql, args...).affected();
+  }
+  // Runs a script of several statements (migrations); no parameters.
+  void exec_script(const std::string& sql);
+
+  // Runs body in a write or read transaction named `step` and commits.
+  // A write transaction first takes the store's write lock (a transaction-level advisory
+  // lock, the counterpart of SQLite's BEGIN IMMEDIATE): writers run one at a time, in the
+  // order they got the lock, so what one commits is seen by the next and numbers taken
+  // under the lock grow in commit order. A read runs on one snapshot (REPEATABLE READ READ
+  // ONLY) and never waits for writers. See the retry policy above; body must only touch
+  // the database (it may run more than once).
+  template <typename F>
+  auto write(const char* step, F&& body) {
+    return transact(true, step, std::forward<F>(body));
+  }
+  template <typename F>
+  auto read(const char* step, F&& body) {
+    return transact(false, step, std::forward<F>(body));
+  }
+
+  const std::string& label() const { return label_; }
+
+  // Counters; safe to read from any thread.
+  uint64_t transactions() const { return transactions_.load(std::memory_order_relaxed); }
+  uint64_t busy_waits() const { return busy_waits_.load(std::memory_order_relaxed); }
+  uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
+
+ private:
+  template <typename F>
+  auto transact(bool write, const char* step, F&& body) {
+    using R = std::invoke_result_t<F&>;
+    if constexpr (std::is_void_v<R>) {
+      run_transaction(write, step, [&] { body(); });
+    } else {
+      std::optional<R> out;
+      run_transaction(write, step, [&] { out.emplace(body()); });
+      return std::move(*out);
+    }
+  }
+  void run_transaction(bool write, const char* step, const std::function<void()>& body);
+  Result run_prepared(std::string_view sql, const Param* params, size_t n);
+  Result begin_with(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
+                    const std::vector<const char*>& values);
+  void begin_now();
+  // Runs a parameterless simple-protocol command and checks its last result.
+  Result run_simple(const char* sql);
+  void commit(bool write, std::optional<std::string>& in_doubt_xid);
+  std::string xact_status(const std::string& xid);  // "committed", "aborted", "in progress"
+  void connect_within(std::chrono::milliseconds budget);
+  bool connected() const;
+  void setup_session();
+  void rollback_quietly();
+  [[noreturn]] void fail(pg_result* r, std::string_view what);
+  [[noreturn]] void fail_connection();
+  void pause(int attempt);
+
+  pg_conn* conn_ = nullptr;
+  std::string conninfo_;
+  std::string label_;
+  Options options_;
+  const char* step_ = "open";  // the call in progress, for messages
+  bool in_transaction_ = false;
+  bool pending_begin_ = false;  // BEGIN not sent yet: it goes with the first statement
+  bool pending_write_ = false;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::string, Hash, std::equal_to<>> statements_;  // sql->name
+  uint64_t next_statement_ = 0;
+  std::minstd_rand rng_;
+  std::atomic<uint64_t> transactions_{0};
+  std::atomic<uint64_t> busy_waits_{0};
+  std::atomic<uint64_t> retries_{0};
+};
+
+}  // namespace layerlab::store::pg

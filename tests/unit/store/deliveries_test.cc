@@ -1,0 +1,201 @@
+// Broker deliveries: start_trial (a delivery, or a redelivery after its holder's connection
+// died) and fail_trial (deliveries ran out).
+#include "store_test_util.h"
+
+namespace layerlab::store {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::StoreTest;
+
+constexpr milliseconds kLease{30'000};
+
+TEST_P(StoreTest, StartTrialStartsAQueuedTrialWithALease) {
+  const int64_t study = study_with_trials("s", 2);
+  const TrialRecord queued = store_->list_trials(study, {})[1];
+  const int64_t before = store_->last_trial_change();
+  std::optional<Claim> c = store_->start_trial(queued.id, "w1", kLease);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->trial_id, queued.id);
+  EXPECT_EQ(c->attempt, 1);
+  EXPECT_EQ(c->study_id, study);
+  EXPECT_EQ(c->number, 1);
+  EXPECT_EQ(c->dataset, "iris");
+  EXPECT_EQ(c->params, queued.params);
+  EXPECT_EQ(c->lease_expires, clock_.now() + kLease);
+
+  TrialRecord t = store_->get_trial(queued.id);
+  EXPECT_EQ(t.status, TrialStatus::kRunning);
+  EXPECT_EQ(t.attempts, 1);
+  EXPECT_EQ(t.lost, 0);
+  EXPECT_EQ(t.worker_id, "w1");
+  EXPECT_EQ(t.started_at, clock_.now());
+  EXPECT_EQ(t.lease_expires, clock_.now() + kLease);
+  std::vector<AttemptRecord> a = store_->list_attempts(queued.id);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].worker_id, "w1");
+  EXPECT_EQ(a[0].outcome, "");
+  // The lease is renewed like a claimed one; the other trial is untouched.
+  EXPECT_TRUE(store_->renew_lease(queued.id, 1, "w1", kLease));
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kQueued], 1);
+  std::vector<TrialRecord> changed = store_->trials_changed_since(before, 100);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].id, queued.id);
+  EXPECT_EQ(changed[0].status, TrialStatus::kRunning);
+}
+
+TEST_P(StoreTest, RedeliveryLosesTheRunningAttemptAndStartsTheNext) {
+  study_with_trials("s", 1);
+  const Claim first = *store_->claim_next("w1", {.lease = kLease});
+  clock_.advance(milliseconds(500));
+  const int64_t before = store_->last_trial_change();
+  std::optional<Claim> second = store_->start_trial(first.trial_id, "w2", kLease);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->attempt, 2);
+  EXPECT_EQ(second->lease_expires, clock_.now() + kLease);
+
+  TrialRecord t = store_->get_trial(first.trial_id);
+  EXPECT_EQ(t.status, TrialStatus::kRunning);
+  EXPECT_EQ(t.attempts, 2);
+  EXPECT_EQ(t.lost, 1);
+  EXPECT_EQ(t.worker_id, "w2");
+  std::vector<AttemptRecord> a = store_->list_attempts(first.trial_id);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].outcome, "lost");
+  EXPECT_EQ(a[0].finished_at, clock_.now());
+  EXPECT_EQ(a[1].worker_id, "w2");
+  EXPECT_EQ(a[1].outcome, "");
+  // One change for the redelivery, in the trial's new state.
+  std::vector<TrialRecord> changed = store_->trials_changed_since(before, 100);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].attempts, 2);
+
+  // The first holder's writes no longer count; the second's do.
+  EXPECT_FALSE(store_->renew_lease(first.trial_id, 1, "w1", kLease));
+  EXPECT_FALSE(store_->append_epochs(first.trial_id, 1, {{1, 0.5, 0.5, 0.5, 0.1, nullptr}}));
+  EXPECT_FALSE(store_->finish_trial(first.trial_id, 1, TrialStatus::kCompleted, nullptr, 0.1, ""));
+  EXPECT_TRUE(
+      store_->finish_trial(first.trial_id, 2, TrialStatus::kCompleted, {{"ok", 1}}, 0.9, ""));
+  EXPECT_EQ(store_->list_attempts(first.trial_id)[1].outcome, "completed");
+}
+
+TEST_P(StoreTest, FinishedOrCancelledTrialsAreNotStartedAndNothingIsWritten) {
+  const int64_t study = study_with_trials("s", 2);
+  const Claim c = *store_->claim_next("w1", {.study_id = study, .lease = kLease});
+  ASSERT_TRUE(store_->finish_trial(c.trial_id, c.attempt, TrialStatus::kPruned, nullptr, 0.2, ""));
+  store_->cancel_study(study);
+  const TrialRecord cancelled =
+      store_->list_trials(study, {.statuses = {TrialStatus::kCancelled}})[0];
+
+  const int64_t change = store_->last_trial_change();
+  const TrialRecord finished = store_->get_trial(c.trial_id);
+  clock_.advance(milliseconds(10));
+  EXPECT_FALSE(store_->start_trial(c.trial_id, "w2", kLease));
+  EXPECT_FALSE(store_->start_trial(cancelled.id, "w2", kLease));
+
+  const TrialRecord after = store_->get_trial(c.trial_id);
+  EXPECT_EQ(after.status, TrialStatus::kPruned);
+  EXPECT_EQ(after.attempts, finished.attempts);
+  EXPECT_EQ(after.lost, 0);
+  EXPECT_EQ(after.worker_id, "w1");
+  EXPECT_EQ(after.finished_at, finished.finished_at);
+  EXPECT_EQ(store_->list_attempts(c.trial_id).size(), 1u);
+  EXPECT_EQ(store_->get_trial(cancelled.id).status, TrialStatus::kCancelled);
+  EXPECT_TRUE(store_->list_attempts(cancelled.id).empty());
+  EXPECT_EQ(store_->last_trial_change(), change);
+}
+
+TEST_P(StoreTest, StartAndFailRejectUnknownTrialsAndBadInput) {
+  const int64_t study = study_with_trials("s", 1);
+  const int64_t id = store_->list_trials(study, {})[0].id;
+  EXPECT_STORE_ERROR(store_->start_trial(id + 1000, "w", kLease), ErrorCode::kNotFound,
+                     "start_trial: no trial with id " + std::to_string(id + 1000));
+  EXPECT_STORE_ERROR(store_->fail_trial(id + 1000, "x"), ErrorCode::kNotFound,
+                     "fail_trial: no trial with id " + std::to_string(id + 1000));
+  EXPECT_STORE_ERROR(store_->start_trial(id, "", kLease), ErrorCode::kInvalidArgument,
+                     "empty worker id");
+  EXPECT_STORE_ERROR(store_->start_trial(id, "w", milliseconds(0)), ErrorCode::kInvalidArgument,
+                     "lease must be > 0");
+  // Nothing was written.
+  const TrialRecord t = store_->get_trial(id);
+  EXPECT_EQ(t.status, TrialStatus::kQueued);
+  EXPECT_EQ(t.attempts, 0);
+  EXPECT_EQ(store_->trials_changed_since(0, 100).size(), 1u);  // its addition only
+}
+
+TEST_P(StoreTest, FailTrialFailsAQueuedTrialWithTheError) {
+  const int64_t study = study_with_trials("s", 1);
+  const int64_t id = store_->list_trials(study, {})[0].id;
+  const int64_t before = store_->last_trial_change();
+  EXPECT_TRUE(store_->fail_trial(id, "dead-lettered after 5 deliveries"));
+  const TrialRecord t = store_->get_trial(id);
+  EXPECT_EQ(t.status, TrialStatus::kFailed);
+  EXPECT_EQ(t.error, "dead-lettered after 5 deliveries");
+  EXPECT_EQ(t.finished_at, clock_.now());
+  EXPECT_EQ(t.lost, 0);
+  EXPECT_EQ(t.attempts, 0);
+  EXPECT_FALSE(t.lease_expires);
+  EXPECT_TRUE(store_->list_attempts(id).empty());
+  std::vector<TrialRecord> changed = store_->trials_changed_since(before, 100);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].status, TrialStatus::kFailed);
+  // Already finished: false, and nothing changes.
+  clock_.advance(milliseconds(10));
+  const int64_t change = store_->last_trial_change();
+  EXPECT_FALSE(store_->fail_trial(id, "again"));
+  EXPECT_EQ(store_->get_trial(id).error, "dead-lettered after 5 deliveries");
+  EXPECT_EQ(store_->get_trial(id).finished_at, t.finished_at);
+  EXPECT_EQ(store_->last_trial_change(), change);
+  EXPECT_FALSE(store_->start_trial(id, "w", kLease));
+}
+
+TEST_P(StoreTest, FailTrialLosesTheRunningAttempt) {
+  const int64_t study = study_with_trials("s", 1);
+  const Claim c = *store_->start_trial(store_->list_trials(study, {})[0].id, "w1", kLease);
+  clock_.advance(milliseconds(250));
+  const int64_t before = store_->last_trial_change();
+  EXPECT_TRUE(store_->fail_trial(c.trial_id, "delivery limit reached"));
+  const TrialRecord t = store_->get_trial(c.trial_id);
+  EXPECT_EQ(t.status, TrialStatus::kFailed);
+  EXPECT_EQ(t.error, "delivery limit reached");
+  EXPECT_EQ(t.lost, 1);
+  EXPECT_EQ(t.attempts, 1);
+  EXPECT_FALSE(t.lease_expires);
+  EXPECT_EQ(t.finished_at, clock_.now());
+  std::vector<AttemptRecord> a = store_->list_attempts(c.trial_id);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].outcome, "lost");
+  EXPECT_EQ(a[0].finished_at, clock_.now());
+  EXPECT_EQ(store_->trials_changed_since(before, 100).size(), 1u);
+  // Its worker's late report does not count; a finished trial cannot be failed.
+  EXPECT_FALSE(
+      store_->finish_trial(c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 1, ""));
+  EXPECT_FALSE(store_->renew_lease(c.trial_id, c.attempt, "w1", kLease));
+  EXPECT_FALSE(store_->fail_trial(c.trial_id, "again"));
+  EXPECT_EQ(store_->get_trial(c.trial_id).lost, 1);
+}
+
+TEST_P(StoreTest, EveryDeliveryChangeIsInTheChangeLog) {
+  const int64_t study = study_with_trials("s", 1);
+  const int64_t id = store_->list_trials(study, {})[0].id;
+  std::vector<int64_t> seqs = {store_->last_trial_change()};
+  auto changed_once = [&](TrialStatus status, int attempts) {
+    std::vector<TrialRecord> changed = store_->trials_changed_since(seqs.back(), 100);
+    ASSERT_EQ(changed.size(), 1u);
+    EXPECT_EQ(changed[0].id, id);
+    EXPECT_EQ(changed[0].status, status);
+    EXPECT_EQ(changed[0].attempts, attempts);
+    EXPECT_EQ(changed[0].seq, store_->last_trial_change());
+    EXPECT_GT(changed[0].seq, seqs.back());
+    seqs.push_back(changed[0].seq);
+  };
+  ASSERT_TRUE(store_->start_trial(id, "w1", kLease));
+  changed_once(TrialStatus::kRunning, 1);
+  ASSERT_TRUE(store_->start_trial(id, "w2", kLease));  // redelivered
+  changed_once(TrialStatus::kRunning, 2);
+  ASSERT_TRUE(store_->fail_trial(id, "delivery limit"));
+  changed_once(TrialStatus::kFailed, 2);
+}
+
+}  // namespace
+}  // namespace layerlab::store

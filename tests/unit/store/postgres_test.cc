@@ -1,0 +1,191 @@
+// PostgreSQL only: a server that restarts or stays away, credentials, missing databases, and
+// change numbers while writers on several connections race. (Everything about the store's
+// contract runs on both backends: see backends.cc.)
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "store/pg_db.h"
+#include "store_test_util.h"
+
+namespace layerlab::store {
+namespace {
+
+using ::layerlab::testing::free_port;
+using std::chrono::milliseconds;
+using testing::PostgresService;
+
+std::string hidden(const std::string& url) {
+  return parse_store_url(url).text;
+}
+
+TEST(Postgres, TheNextCallAfterAServerRestartSucceeds) {
+  PostgresService server;  // private: restarting the shared one would disturb other tests
+  ManualClock clock;
+  StoreOptions o;
+  o.clock = &clock;
+  auto store = open_store(server.fresh_database_url(), o);
+  const int64_t study = store->create_study("s", nullptr);
+  store->add_trials(study, {{0, "iris", {}}, {1, "iris", {}}});
+  const Claim c = *store->claim_next("w", {});
+
+  server.restart();  // cuts the store's connection between two calls
+  EXPECT_TRUE(store->finish_trial(c.trial_id, c.attempt, TrialStatus::kCompleted, {{"ok", true}},
+                                  0.5, "", {{1, 0.1, 0.2, 0.5, 0.01, nullptr}}));
+  EXPECT_GE(store->stats().retries, 1u);
+  EXPECT_EQ(store->get_trial(c.trial_id).status, TrialStatus::kCompleted);
+  EXPECT_EQ(store->list_epochs(c.trial_id).size(), 1u);
+
+  server.restart();  // a read reconnects too
+  EXPECT_EQ(store->counts(study)[TrialStatus::kCompleted], 1);
+
+  // A call made while the server is down waits for it to come back.
+  server.stop();
+  std::thread starter([&] {
+    std::this_thread::sleep_for(milliseconds(700));
+    server.start();
+  });
+  std::optional<Claim> next = store->claim_next("w", {});
+  starter.join();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 1);
+  EXPECT_EQ(next->attempt, 1);
+  EXPECT_EQ(store->list_attempts(next->trial_id).size(), 1u);  // claimed once
+  EXPECT_EQ(store->trials_changed_since(0, 100).size(), 2u);
+}
+
+TEST(Postgres, AServerThatStaysAwayIsUnavailableNamingTheCall) {
+  PostgresService server;
+  StoreOptions o;
+  o.busy_timeout = milliseconds(200);
+  o.max_retries = 2;
+  const std::string url = server.fresh_database_url();
+  auto store = open_store(url, o);
+  store->create_study("s", nullptr);
+  server.stop();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_STORE_ERROR(store->list_studies(), ErrorCode::kUnavailable,
+                     hidden(url) + ": list_studies: ");
+  EXPECT_STORE_ERROR(store->create_study("t", nullptr), ErrorCode::kUnavailable,
+                     "(gave up after 3 tries over ");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  server.start();
+  EXPECT_EQ(store->list_studies().size(), 1u);
+  EXPECT_GT(store->create_study("t", nullptr), 0);
+}
+
+TEST(Postgres, AnUnreachableServerIsUnavailableAndTheMessageHidesThePassword) {
+  const std::string url =
+      "postgresql://layerlab:s3cret@127.0.0.1:" + std::to_string(free_port()) + "/layerlab";
+  StoreOptions o;
+  o.busy_timeout = milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    open_store(url, o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable) << msg;
+    EXPECT_NE(msg.find(hidden(url) + ": open: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Connection refused"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("s3cret"), std::string::npos) << msg;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(Postgres, AWrongPasswordOrAMissingDatabaseIsAClearError) {
+  PostgresService& pg = PostgresService::instance();
+  const std::string wrong =
+      "postgresql://layerlab:wrong@127.0.0.1:" + std::to_string(pg.port()) + "/layerlab";
+  try {
+    open_store(wrong);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << msg;
+    EXPECT_NE(msg.find(hidden(wrong) + ": open: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("password authentication failed"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find(":wrong@"), std::string::npos) << msg;
+  }
+  EXPECT_STORE_ERROR(open_store(pg.url_of("no_such_db")), ErrorCode::kNotFound,
+                     "database \"no_such_db\" does not exist");
+
+  // A database without a store, with create_if_missing off (SQLite: a missing file).
+  const std::string db = pg.fresh_database();
+  StoreOptions o;
+  o.create_if_missing = false;
+  EXPECT_STORE_ERROR(open_store(pg.url_of(db), o), ErrorCode::kNotFound,
+                     hidden(pg.url_of(db)) + ": the database holds no layerlab store");
+  EXPECT_EQ(pg.column(db, "SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"),
+            std::vector<int64_t>{0});  // nothing was created
+  open_store(pg.url_of(db));
+  EXPECT_NO_THROW(open_store(pg.url_of(db), o));
+  pg.drop_database(db);
+}
+
+// Change numbers are taken under the write lock: no snapshot ever sees a number without all
+// the numbers before it (a follower that saw N never misses a change numbered below N).
+TEST(Postgres, ChangeNumbersHaveNoGapsInAnySnapshotWhileWritersRace) {
+  PostgresService& pg = PostgresService::instance();
+  const std::string db = pg.fresh_database();
+  const std::string url = pg.url_of(db);
+  ManualClock clock;
+  StoreOptions o;
+  o.clock = &clock;
+  const int64_t study = open_store(url, o)->create_study("s", nullptr);
+  constexpr int kTrials = 160;
+  std::atomic<bool> done{false};
+  std::atomic<int> snapshots{0};
+  std::thread checker([&] {
+    pg::Db conn(url, "checker", pg::Db::Options{});
+    while (!done) {
+      conn.read("check", [&] {
+        pg::Result r = conn.query(
+            "SELECT COUNT(*), COALESCE(MAX(seq), 0), COALESCE(MIN(seq), 1) FROM trial_changes");
+        EXPECT_EQ(r.i64(0, 0), r.i64(0, 1)) << "a gap below " << r.i64(0, 1);
+        EXPECT_EQ(r.i64(0, 2), 1);
+      });
+      ++snapshots;
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 3; ++w)
+    writers.emplace_back([&, w] {
+      try {
+        auto store = open_store(url, o);
+        // Each writer adds a third of the trials in small batches, then works the queue.
+        for (int n = w; n < kTrials; n += 3 * 4) {
+          std::vector<NewTrial> add;
+          for (int k = n; k < std::min(kTrials, n + 3 * 4); k += 3) add.push_back({k, "iris", {}});
+          store->add_trials(study, add);
+        }
+        std::mt19937 rng(static_cast<unsigned>(w));
+        std::string worker = "w";
+        worker += std::to_string(w);
+        while (true) {
+          std::vector<Claim> claims =
+              store->claim_batch(worker, {study}, 1 + static_cast<int>(rng() % 3));
+          if (claims.empty()) break;
+          std::vector<TrialFinish> finishes;
+          for (const Claim& c : claims)
+            finishes.push_back(
+                {c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 1.0, "", {}});
+          store->finish_trials(finishes);
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  for (auto& t : writers) t.join();
+  done = true;
+  checker.join();
+  EXPECT_GT(snapshots, 0);
+  auto store = open_store(url, o);
+  EXPECT_EQ(store->counts(study)[TrialStatus::kCompleted], kTrials);
+  std::vector<TrialRecord> changed = store->trials_changed_since(0, 10 * kTrials);
+  EXPECT_EQ(changed.size(), static_cast<size_t>(kTrials));
+  pg.drop_database(db);
+}
+
+}  // namespace
+}  // namespace layerlab::store
