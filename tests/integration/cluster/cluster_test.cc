@@ -1,0 +1,353 @@
+// Distributed mode end to end: real `layerlab` processes over a private RabbitMQ broker and
+// a private PostgreSQL server (tests/support), under the faults a cluster sees: workers
+// killed at chosen points, the broker and the database restarted mid-study, a trial that
+// kills every worker, SIGTERM. The invariant throughout: every trial ends done exactly
+// once (one committed result; other attempts lost or released), nothing is left behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "integration/server/server_process.h"
+#include "integration/study_commands.h"
+#include "support/postgres_service.h"
+#include "support/rabbitmq_service.h"
+#include "support/tcp_relay.h"
+
+namespace layerlab {
+namespace {
+
+using nlohmann::json;
+using testing::export_json;
+using testing::kQuickStudy;
+using testing::run_layerlab;
+using testing::spawn_layerlab;
+using testing::Study;
+using testing::trials_by_number;
+using testing::wait_finished;
+using testing::write_study;
+
+const char* kSlowStudy = R"(name: slow
+datasets: [digits]
+seeds: [0, 1, 2, 3, 4, 5]
+parameters:
+  hidden_layers: {values: [1, 2, 3, 4, 5]}
+  units: {value: 64}
+  epochs: {value: 12}
+)";  // 30 trials of a fraction of a second each
+
+// A study on a fresh PostgreSQL database and a fresh queue on the broker.
+struct ClusterStudy {
+  Study study;
+  std::string broker;
+};
+
+std::string test_name() {
+  return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
+ClusterStudy cluster_study(const std::string& yaml) {
+  std::string name = test_name();
+  std::replace(name.begin(), name.end(), '/', '.');
+  ClusterStudy c{write_study("cluster-" + name, yaml), ""};
+  c.study.store = testing::PostgresService::instance().fresh_database_url();
+  c.broker = testing::RabbitMqService::instance().url() + "?queue=c." + name;
+  return c;
+}
+
+std::string run_args(const ClusterStudy& c, int workers, const std::string& extra = "") {
+  return "run " + c.study.file.string() + " --store '" + c.study.store + "' --broker '" + c.broker +
+         "' --workers " + std::to_string(workers) + " " + extra;
+}
+
+std::vector<std::string> outcomes(const json& trial) {
+  std::vector<std::string> out;
+  for (const auto& a : trial["attempt_log"]) out.push_back(a["outcome"]);
+  return out;
+}
+
+// Every trial completed, with exactly one committed attempt; the others lost (a worker or
+// connection died) or released (handed back).
+void expect_each_done_exactly_once(const std::map<int64_t, json>& trials, size_t total) {
+  ASSERT_EQ(trials.size(), total);
+  for (const auto& [n, t] : trials) {
+    EXPECT_EQ(t["status"], "completed") << "trial " << n << ": " << t["error"];
+    const std::vector<std::string> o = outcomes(t);
+    EXPECT_EQ(std::count(o.begin(), o.end(), "completed"), 1) << "trial " << n;
+    for (const std::string& x : o)
+      EXPECT_TRUE(x == "completed" || x == "lost" || x == "released") << "trial " << n << ": " << x;
+  }
+}
+
+// Waits for a background process (bounded); its exit code, or -1 after killing it.
+int wait_exit(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+// Messages in a queue of the broker, polled until it shows `want` (quorum queue depths lag).
+long queue_depth(const std::string& queue, long want) {
+  long n = -1;
+  for (int i = 0; i < 100; ++i) {
+    n = testing::RabbitMqService::instance().queue_messages()[queue];
+    if (n == want) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return n;
+}
+
+TEST(Cluster, ThreeHundredTrialsOverRabbitMqAndPostgresMatchTheEmbeddedDefault) {
+  const char* study = R"(name: three_hundred
+datasets: [iris, wine]
+seeds: [0, 1, 2, 3, 4]
+parameters:
+  hidden_layers: {values: [1, 2, 3]}
+  units: {values: [8, 16, 32, 64, 128]}
+  activation: {values: [relu, tanh]}
+  epochs: {value: 3}
+)";  // 2 x 3 x 5 x 2 x 5 = 300 trials
+  const ClusterStudy c = cluster_study(study);
+  const auto r = run_layerlab(run_args(c, 3));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Study embedded = c.study;
+  embedded.store = "sqlite:" + (c.study.dir / "embedded.db").string();
+  const auto e =
+      run_layerlab("run " + c.study.file.string() + " --store " + embedded.store + " --workers 2");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+
+  const auto distributed = trials_by_number(export_json(c.study, "three_hundred"));
+  const auto local = trials_by_number(export_json(embedded, "three_hundred"));
+  expect_each_done_exactly_once(distributed, 300);
+  ASSERT_EQ(local.size(), 300u);
+  std::set<std::string> workers;
+  for (const auto& [n, t] : distributed) {
+    EXPECT_EQ(t["attempts"], 1) << "trial " << n << ": no fault, no retry";
+    EXPECT_EQ(t["value"], local.at(n)["value"]) << "trial " << n;
+    EXPECT_EQ(t["result"]["metrics"], local.at(n)["result"]["metrics"]) << "trial " << n;
+    workers.insert(t["attempt_log"][0]["worker"].get<std::string>());
+  }
+  EXPECT_EQ(workers.size(), 3u) << "three worker processes shared the queue";
+  EXPECT_EQ(queue_depth("c." + test_name(), 0), 0) << "every delivery acknowledged";
+}
+
+struct CrashCase {
+  std::string point;
+  int expected_attempts;  // of the trial killed at that point
+};
+
+void PrintTo(const CrashCase& c, std::ostream* os) {
+  *os << c.point;
+}
+
+class ClusterWorkerKilledAt : public ::testing::TestWithParam<CrashCase> {};
+
+// kill -9 at a chosen point of trial 3: the broker redelivers; a trial committed before the
+// kill is acknowledged on redelivery without running again.
+TEST_P(ClusterWorkerKilledAt, EveryTrialEndsDoneExactlyOnce) {
+  const ClusterStudy c = cluster_study(kQuickStudy);
+  const std::string env = "LAYERLAB_TEST_CRASH=" + GetParam().point +
+                          ":3 LAYERLAB_TEST_CRASH_ONCE=" + (c.study.dir / "crashed").string();
+  const auto r = run_layerlab(run_args(c, 2), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(c.study.dir / "crashed")) << "the hook never fired";
+  const auto trials = trials_by_number(export_json(c.study, "quick"));
+  expect_each_done_exactly_once(trials, 16);
+  EXPECT_EQ(outcomes(trials.at(3)).size(), static_cast<size_t>(GetParam().expected_attempts));
+}
+
+INSTANTIATE_TEST_SUITE_P(Points, ClusterWorkerKilledAt,
+                         ::testing::Values(CrashCase{"before_training", 2},
+                                           CrashCase{"after_epoch", 2},
+                                           CrashCase{"after_training", 2},
+                                           CrashCase{"after_commit", 1}),
+                         [](const auto& p) { return p.param.point; });
+
+// A service restarted while `run` and its workers are mid-study.
+void restart_mid_study(const std::function<void()>& restart) {
+  const ClusterStudy c = cluster_study(kSlowStudy);
+  const pid_t pid = spawn_layerlab(run_args(c, 2), c.study.dir);
+  ASSERT_TRUE(wait_finished(c.study, "slow", 5)) << testing::read_file(c.study.dir / "bg.err");
+  ASSERT_LT(testing::finished(c.study, "slow"), 30) << "the study ended before the restart";
+  restart();
+  EXPECT_EQ(wait_exit(pid, std::chrono::seconds(240)), 0)
+      << testing::read_file(c.study.dir / "bg.err");
+  expect_each_done_exactly_once(trials_by_number(export_json(c.study, "slow")), 30);
+}
+
+TEST(Cluster, RabbitMqRestartedMidStudyLosesAndDuplicatesNothing) {
+  restart_mid_study([] { testing::RabbitMqService::instance().restart(); });
+}
+
+TEST(Cluster, PostgresRestartedMidStudyLosesAndDuplicatesNothing) {
+  restart_mid_study([] { testing::PostgresService::instance().restart(); });
+}
+
+// A trial that kills every worker that takes it: failed after the delivery limit, its
+// message kept in the dead-letter queue, the rest of the study completes.
+TEST(Cluster, APoisonTrialEndsFailedInTheDeadLetterQueue) {
+  const ClusterStudy c = cluster_study(kQuickStudy);
+  const auto r =
+      run_layerlab(run_args(c, 2, "--max-attempts 2"), "LAYERLAB_TEST_CRASH=before_training:5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto trials = trials_by_number(export_json(c.study, "quick"));
+  ASSERT_EQ(trials.size(), 16u);
+  for (const auto& [n, t] : trials) {
+    if (n == 5) {
+      EXPECT_EQ(t["status"], "failed");
+      EXPECT_NE(t["error"].get<std::string>().find("delivered 2 times"), std::string::npos) << t;
+      EXPECT_EQ(outcomes(t), (std::vector<std::string>{"lost", "lost"}));
+    } else {
+      EXPECT_EQ(t["status"], "completed") << "trial " << n;
+    }
+  }
+  EXPECT_EQ(queue_depth("c." + test_name() + ".dead", 1), 1);
+}
+
+// serve + submit + a worker with slots on the cluster; SIGTERM makes the worker hand back
+// what it holds and exit within seconds; another worker finishes the study.
+TEST(Cluster, SigtermHandsBackUnfinishedTrialsAndAnotherWorkerFinishes) {
+  const ClusterStudy c = cluster_study(kSlowStudy);
+  testing::ServerProcess server(c.study.store, c.study.dir / "serve",
+                                "--broker '" + c.broker + "'");
+  const auto submitted =
+      run_layerlab("submit " + c.study.file.string() + " --server " + server.base());
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_NE(submitted.out.find("30 trials"), std::string::npos) << submitted.out;
+
+  const auto first_dir = c.study.dir / "worker1";
+  std::filesystem::create_directories(first_dir);
+  const pid_t first = spawn_layerlab(
+      "worker --store '" + c.study.store + "' --broker '" + c.broker + "' --slots 2", first_dir);
+  ASSERT_TRUE(wait_finished(c.study, "slow", 3)) << testing::read_file(first_dir / "bg.err");
+  const auto asked = std::chrono::steady_clock::now();
+  kill(first, SIGTERM);
+  EXPECT_EQ(wait_exit(first, std::chrono::seconds(30)), 0)
+      << testing::read_file(first_dir / "bg.err");
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(15))
+      << "a stopped worker exits within seconds";
+  const std::string said = testing::read_file(first_dir / "bg.err");
+  EXPECT_NE(said.find("handed back"), std::string::npos) << said;
+
+  const auto held = trials_by_number(export_json(c.study, "slow"));
+  for (const auto& [n, t] : held)
+    EXPECT_NE(t["status"], "running") << "trial " << n << " was not handed back";
+
+  const auto second_dir = c.study.dir / "worker2";
+  std::filesystem::create_directories(second_dir);
+  const pid_t second = spawn_layerlab("worker --store '" + c.study.store + "' --broker '" +
+                                          c.broker + "' --study slow --exit-when-done",
+                                      second_dir);
+  EXPECT_EQ(wait_exit(second, std::chrono::seconds(240)), 0)
+      << testing::read_file(second_dir / "bg.err");
+  const auto trials = trials_by_number(export_json(c.study, "slow"));
+  expect_each_done_exactly_once(trials, 30);
+  int released = 0;
+  for (const auto& [n, t] : trials)
+    for (const std::string& o : outcomes(t)) {
+      EXPECT_NE(o, "lost") << "trial " << n;
+      released += o == "released";
+    }
+  EXPECT_GE(released, 1) << "the stopped worker held trials and handed them back";
+}
+
+// A second "host": a network namespace joined to this one by a veth pair, so that cutting
+// the link drops packets silently, as a failed switch or a partition would (no reset, no
+// close: only heartbeats and timeouts notice). Needs root and iproute2.
+class OtherHost {
+ public:
+  OtherHost() {
+    const std::string id = std::to_string(::getpid());
+    ns_ = "llns" + id;
+    link_ = "llh" + id;
+    const std::string peer = "lln" + id, net = "10.213." + std::to_string(::getpid() % 250);
+    ip_ = net + ".1";
+    error_ = sh("ip netns add " + ns_ + " && ip link add " + link_ + " type veth peer name " +
+                peer + " && ip link set " + peer + " netns " + ns_ + " && ip addr add " + ip_ +
+                "/30 dev " + link_ + " && ip link set " + link_ + " up && ip netns exec " + ns_ +
+                " ip addr add " + net + ".2/30 dev " + peer + " && ip netns exec " + ns_ +
+                " ip link set " + peer + " up && ip netns exec " + ns_ + " ip link set lo up");
+  }
+  ~OtherHost() { sh("ip netns del " + ns_ + "; ip link del " + link_); }
+
+  const std::string& error() const { return error_; }  // empty when the host is up
+  std::string ip() const { return ip_; }               // this host, as the other one sees it
+  std::string run_prefix() const { return "ip netns exec " + ns_; }
+  void cut() { EXPECT_EQ(sh("ip link set " + link_ + " down"), ""); }
+
+ private:
+  // Runs a shell command; "" on success, else what it printed.
+  static std::string sh(const std::string& cmd) {
+    const std::string out = testing::fresh_dir("netns-sh").string() + "/out";
+    const int rc = std::system((cmd + " >" + out + " 2>&1").c_str());
+    return rc == 0 ? "" : "'" + cmd + "' failed: " + testing::read_file(out);
+  }
+
+  std::string ns_, link_, ip_, error_;
+};
+
+// `url` with 127.0.0.1:PORT replaced by HOST:NEW_PORT.
+std::string moved(std::string url, int port, const std::string& host, int new_port) {
+  const std::string from = "127.0.0.1:" + std::to_string(port);
+  url.replace(url.find(from), from.size(), host + ":" + std::to_string(new_port));
+  return url;
+}
+
+// A worker on another host is cut off mid-study: the broker notices its missing heartbeats
+// and redelivers what it held; a worker here takes the trials over and the study finishes
+// with every trial done exactly once.
+TEST(Cluster, AWorkerHostCutOffMidStudyLosesNothing) {
+  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+  OtherHost far;
+  if (!far.error().empty()) GTEST_SKIP() << "no network namespace here: " << far.error();
+  const ClusterStudy c = cluster_study(kSlowStudy);
+  auto& pg = testing::PostgresService::instance();
+  auto& mq = testing::RabbitMqService::instance();
+  // The servers listen on loopback only; the other host reaches them through relays.
+  testing::TcpRelay pg_relay(far.ip(), pg.port()), mq_relay(far.ip(), mq.port());
+  const std::string far_store = moved(c.study.store, pg.port(), far.ip(), pg_relay.port());
+  const std::string far_broker = moved(c.broker, mq.port(), far.ip(), mq_relay.port());
+
+  testing::ServerProcess server(c.study.store, c.study.dir / "serve",
+                                "--broker '" + c.broker + "'");
+  ASSERT_EQ(
+      run_layerlab("submit " + c.study.file.string() + " --server " + server.base()).exit_code, 0);
+  const auto far_dir = c.study.dir / "far";
+  std::filesystem::create_directories(far_dir);
+  const pid_t far_worker =
+      spawn_layerlab("worker --store '" + far_store + "' --broker '" + far_broker + "'", far_dir,
+                     far.run_prefix());
+  ASSERT_TRUE(wait_finished(c.study, "slow", 2)) << testing::read_file(far_dir / "bg.err");
+  const auto near_dir = c.study.dir / "near";
+  std::filesystem::create_directories(near_dir);
+  const pid_t near_worker = spawn_layerlab("worker --store '" + c.study.store + "' --broker '" +
+                                               c.broker + "' --study slow --exit-when-done",
+                                           near_dir);
+  far.cut();
+  EXPECT_EQ(wait_exit(near_worker, std::chrono::seconds(300)), 0)
+      << testing::read_file(near_dir / "bg.err");
+  kill(far_worker, SIGKILL);
+  waitpid(far_worker, nullptr, 0);
+
+  const auto trials = trials_by_number(export_json(c.study, "slow"));
+  expect_each_done_exactly_once(trials, 30);
+  const std::string far_id = ":" + std::to_string(far_worker) + ":";
+  int far_lost = 0;
+  for (const auto& [n, t] : trials)
+    for (const auto& a : t["attempt_log"])
+      far_lost += a["outcome"] == "lost" &&
+                  a["worker"].get<std::string>().find(far_id) != std::string::npos;
+  EXPECT_EQ(far_lost, 1) << "the far worker was cut off in the middle of one trial";
+}
+
+}  // namespace
+}  // namespace layerlab
