@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace layerlab::worker {
 namespace {
@@ -50,6 +52,17 @@ void maybe_crash(CrashPoint point, int64_t trial_number) {
     ::close(fd);
   }
   std::raise(SIGKILL);
+}
+
+void maybe_pause(CrashPoint point, int64_t trial_number) {
+  const char* spec = std::getenv("LAYERLAB_TEST_PAUSE");
+  if (!spec || !crash_spec_matches(spec, point, trial_number)) return;
+  if (const char* file = std::getenv("LAYERLAB_TEST_PAUSE_FILE")) {
+    const int fd = ::open(file, O_CREAT | O_WRONLY, 0644);
+    if (fd >= 0) ::close(fd);
+  }
+  const char* seconds = std::getenv("LAYERLAB_TEST_PAUSE_SECONDS");
+  std::this_thread::sleep_for(std::chrono::seconds(seconds ? std::atoi(seconds) : 5));
 }
 
 }  // namespace layerlab::worker

@@ -16,6 +16,11 @@ enum class CrashPoint { kBeforeTraining, kAfterEpoch, kAfterTraining, kAfterComm
 // Kills the process with SIGKILL if LAYERLAB_TEST_CRASH names this point and trial number.
 void maybe_crash(CrashPoint point, int64_t trial_number);
 
+// Sleeps (LAYERLAB_TEST_PAUSE_SECONDS, default 5) if LAYERLAB_TEST_PAUSE names this point
+// and trial, after creating LAYERLAB_TEST_PAUSE_FILE if set: a test then knows the worker
+// is in the middle of that trial (e.g. to cut its network there).
+void maybe_pause(CrashPoint point, int64_t trial_number);
+
 // Whether `spec` (the variable's value) names this point and trial; for tests of the parser.
 bool crash_spec_matches(std::string_view spec, CrashPoint point, int64_t trial_number);
 

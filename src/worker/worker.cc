@@ -215,7 +215,10 @@ class Worker {
       pending.push_back(epoch_row(r));
       const bool decide = sc->pruner && sc->pruner->decides_at(r.epoch);
       if (decide || Clock::now() - last_flush > kFlushInterval) flush();
-      if (r.epoch == 1) maybe_crash(CrashPoint::kAfterEpoch, d.number);
+      if (r.epoch == 1) {
+        maybe_crash(CrashPoint::kAfterEpoch, d.number);
+        maybe_pause(CrashPoint::kAfterEpoch, d.number);
+      }
       if (stop_) interrupted = true;
       if (queue_.lost(d)) lost = true;
       if (interrupted || lost) return false;

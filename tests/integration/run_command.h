@@ -50,7 +50,8 @@ inline pid_t spawn_layerlab(const std::string& args, const std::filesystem::path
                             const std::string& env = "") {
   const pid_t pid = fork();
   if (pid == 0) {
-    const std::string cmd = "exec " + env + (env.empty() ? "" : " ") + LAYERLAB_BINARY +
+    // env(1), so that `env` may hold VAR=VALUE assignments and a command prefix alike.
+    const std::string cmd = "exec env " + env + (env.empty() ? "" : " ") + LAYERLAB_BINARY +
                             std::string(" ") + args + " >" + (dir / "bg.out").string() + " 2>" +
                             (dir / "bg.err").string();
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));

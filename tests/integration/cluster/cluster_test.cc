@@ -323,10 +323,16 @@ TEST(Cluster, AWorkerHostCutOffMidStudyLosesNothing) {
       run_layerlab("submit " + c.study.file.string() + " --server " + server.base()).exit_code, 0);
   const auto far_dir = c.study.dir / "far";
   std::filesystem::create_directories(far_dir);
-  const pid_t far_worker =
-      spawn_layerlab("worker --store '" + far_store + "' --broker '" + far_broker + "'", far_dir,
-                     far.run_prefix());
-  ASSERT_TRUE(wait_finished(c.study, "slow", 2)) << testing::read_file(far_dir / "bg.err");
+  // The far worker pauses after the first epoch of trial 3, so the cut comes mid-trial.
+  const auto paused = far_dir / "paused";
+  const pid_t far_worker = spawn_layerlab(
+      "worker --store '" + far_store + "' --broker '" + far_broker + "'", far_dir,
+      "LAYERLAB_TEST_PAUSE=after_epoch:3 LAYERLAB_TEST_PAUSE_FILE=" + paused.string() + " " +
+          far.run_prefix());
+  for (int i = 0; i < 600 && !std::filesystem::exists(paused); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(std::filesystem::exists(paused)) << testing::read_file(far_dir / "bg.err");
+  ASSERT_GE(testing::finished(c.study, "slow"), 3) << "trials 0-2 went through the relays";
   const auto near_dir = c.study.dir / "near";
   std::filesystem::create_directories(near_dir);
   const pid_t near_worker = spawn_layerlab("worker --store '" + c.study.store + "' --broker '" +
@@ -346,7 +352,8 @@ TEST(Cluster, AWorkerHostCutOffMidStudyLosesNothing) {
     for (const auto& a : t["attempt_log"])
       far_lost += a["outcome"] == "lost" &&
                   a["worker"].get<std::string>().find(far_id) != std::string::npos;
-  EXPECT_EQ(far_lost, 1) << "the far worker was cut off in the middle of one trial";
+  EXPECT_EQ(far_lost, 1) << "the far worker was cut off in the middle of trial 3";
+  EXPECT_EQ(trials.at(3)["attempts"], 2);
 }
 
 }  // namespace
