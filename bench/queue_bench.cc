@@ -1,23 +1,48 @@
-// Queue overhead: empty trials per second through the store-backed queue. P worker
-// processes claim (receive), report (finish_trial) and ack trials that do no work, on one
-// SQLite file, until N trials are done. Prints one JSON line.
-//   queue_bench [--trials N] [--workers P] [--dir DIR]
+// Queue overhead: empty trials per second. P worker processes receive, report
+// (finish_trial) and ack trials that do no work until N trials are done. Prints one JSON line.
+//
+//   queue_bench [--trials N] [--workers P] [--dir DIR] [--store URL]
+//               [--broker amqp://...[?queue=NAME]] [--prefetch K] [--timeout S]
+//
+// Without --broker (the default): the store-backed queue; the trials are written as queued
+// and the workers claim them from the store. Without --store that store is a fresh SQLite
+// file in DIR (removed first).
+// With --broker: the parent creates the study and its trials in the store, then publishes
+// them through make_amqp_queue (timed on its own: publish_per_second, the broker's
+// confirms included); then the P workers, each with its own make_amqp_queue (prefetch K,
+// default 1), receive (which starts the trial in the store) -> finish_trial -> ack. A broker
+// URL without ?queue= gets a fresh queue name, so runs never share a queue.
+// `seconds` runs from just before the workers are forked (everything already published)
+// until the last worker has exited, as in the default mode. With --store, the study gets a
+// fresh name, so runs can share a database.
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <string>
+#include <thread>
 
+#include "common/error.h"
 #include "queue/trial_queue.h"
 #include "store/store.h"
 
 namespace {
 
 using namespace layerlab;
+using Clock = std::chrono::steady_clock;
 
-int work(const std::string& url, int index) {
+// Shared between the parent and the forked workers (MAP_SHARED): trials finished so far.
+struct Shared {
+  std::atomic<int64_t> done{0};
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free);
+
+int store_queue_work(const std::string& url, int index) {
   auto store = store::open_store(url);
   auto queue = queue::make_store_queue(*store, "bench-" + std::to_string(index));
   while (auto d = queue->receive(std::chrono::milliseconds(50))) {
@@ -27,51 +52,165 @@ int work(const std::string& url, int index) {
   return 0;
 }
 
+// Until all `trials` are done (counted across workers in `shared`) or the deadline passes.
+int amqp_work(const std::string& url, const std::string& broker, int index, int prefetch,
+              int64_t trials, Clock::time_point deadline, Shared* shared) {
+  try {
+    auto store = store::open_store(url);
+    queue::AmqpQueueOptions options;
+    options.prefetch = prefetch;
+    auto queue = queue::make_amqp_queue(*store, "bench-" + std::to_string(index), broker, options);
+    while (shared->done.load() < trials) {
+      if (Clock::now() > deadline) {
+        std::cerr << "queue_bench: worker " << index << ": timed out\n";
+        return 3;
+      }
+      std::optional<queue::Delivery> d;
+      try {
+        d = queue->receive(std::chrono::milliseconds(50));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnavailable) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      if (!d) continue;
+      if (store->finish_trial(d->trial_id, d->attempt, store::TrialStatus::kCompleted, nullptr, 1.0,
+                              ""))
+        shared->done.fetch_add(1);
+      queue->ack(*d);
+    }
+    queue->close();
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "queue_bench: worker " << index << ": " << e.what() << "\n";
+    return 2;
+  }
+}
+
+std::string kind_of(const std::string& url) {
+  return store::parse_store_url(url).kind == store::StoreUrl::Kind::kPostgres ? "postgresql"
+                                                                              : "sqlite";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t trials = 20000;
   int workers = 2;
+  int prefetch = 1;
+  double timeout_s = 600;
   std::string dir = "/tmp/layerlab-queue-bench";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  std::string url;
+  std::string broker;
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--trials") trials = std::stoll(argv[i + 1]);
-    if (flag == "--workers") workers = std::stoi(argv[i + 1]);
-    if (flag == "--dir") dir = argv[i + 1];
+    if (i + 1 >= argc) {
+      std::cerr << "queue_bench: " << flag << " needs a value\n";
+      return 2;
+    }
+    const std::string value = argv[i + 1];
+    if (flag == "--trials") {
+      trials = std::stoll(value);
+    } else if (flag == "--workers") {
+      workers = std::stoi(value);
+    } else if (flag == "--dir") {
+      dir = value;
+    } else if (flag == "--store") {
+      url = value;
+    } else if (flag == "--broker") {
+      broker = value;
+    } else if (flag == "--prefetch") {
+      prefetch = std::stoi(value);
+    } else if (flag == "--timeout") {
+      timeout_s = std::stod(value);
+    } else {
+      std::cerr << "queue_bench: unknown option " << flag << "\n";
+      return 2;
+    }
   }
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string url = "sqlite:" + dir + "/bench.db";
+  if (trials < 1 || workers < 1 || prefetch < 1) {
+    std::cerr << "queue_bench: --trials, --workers and --prefetch must be positive\n";
+    return 2;
+  }
+  const int64_t stamp = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  std::string study_name = "queue-bench";
+  if (url.empty()) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    url = "sqlite:" + dir + "/bench.db";
+  } else {
+    study_name += "-" + std::to_string(getpid()) + "-" + std::to_string(stamp);
+  }
+  if (!broker.empty() && broker.find("queue=") == std::string::npos)
+    broker += std::string(broker.find('?') == std::string::npos ? "?" : "&") +
+              "queue=queue-bench-" + std::to_string(getpid()) + "-" + std::to_string(stamp);
+
+  double add_seconds = 0;
+  double publish_seconds = 0;
   {
+    // Destroyed before the fork: no connection or thread of the parent's crosses it.
     auto store = store::open_store(url);
-    const int64_t study = store->create_study("queue-bench", nlohmann::json::object());
+    const auto t0 = Clock::now();
+    const int64_t study = store->create_study(study_name, nlohmann::json::object());
+    std::vector<int64_t> ids;
+    ids.reserve(static_cast<size_t>(trials));
     std::vector<store::NewTrial> batch;
     for (int64_t n = 0; n < trials; ++n) {
       batch.push_back({n, "none", nlohmann::json::object()});
       if (batch.size() == 5000 || n + 1 == trials) {
-        store->add_trials(study, batch);
+        const auto added = store->add_trials(study, batch);
+        ids.insert(ids.end(), added.begin(), added.end());
         batch.clear();
       }
     }
+    add_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!broker.empty()) {
+      auto queue = queue::make_amqp_queue(*store, "bench-publisher", broker);
+      const auto p0 = Clock::now();
+      queue->publish(study, ids);
+      publish_seconds = std::chrono::duration<double>(Clock::now() - p0).count();
+    }
   }
-  const auto start = std::chrono::steady_clock::now();
-  for (int w = 0; w < workers; ++w)
-    if (fork() == 0) _exit(work(url, w));
+
+  void* mem =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    std::perror("queue_bench: mmap");
+    return 1;
+  }
+  auto* shared = new (mem) Shared;
+  std::cout.flush();
+  const auto start = Clock::now();
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  for (int w = 0; w < workers; ++w) {
+    if (fork() == 0) {
+      _exit(broker.empty() ? store_queue_work(url, w)
+                           : amqp_work(url, broker, w, prefetch, trials, deadline, shared));
+    }
+  }
   int failures = 0;
   for (int w = 0; w < workers; ++w) {
     int status = 0;
     wait(&status);
     failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   auto store = store::open_store(url);
   const int64_t done =
-      store->counts(store->find_study("queue-bench")->id)[store::TrialStatus::kCompleted];
+      store->counts(store->find_study(study_name)->id)[store::TrialStatus::kCompleted];
   std::printf(
-      "{\"trials\": %lld, \"completed\": %lld, \"workers\": %d, \"seconds\": %.3f, "
-      "\"trials_per_second\": %.0f, \"worker_failures\": %d}\n",
-      static_cast<long long>(trials), static_cast<long long>(done), workers, seconds,
-      done / seconds, failures);
+      "{\"queue\": \"%s\", \"store\": \"%s\", \"trials\": %lld, \"completed\": %lld, "
+      "\"workers\": %d, \"prefetch\": %d, \"seconds\": %.3f, \"trials_per_second\": %.0f, "
+      "\"add_seconds\": %.3f, \"publish_seconds\": %.3f, \"publish_per_second\": %s, "
+      "\"worker_failures\": %d}\n",
+      broker.empty() ? "store" : "amqp", kind_of(url).c_str(), static_cast<long long>(trials),
+      static_cast<long long>(done), workers, prefetch, seconds, done / seconds, add_seconds,
+      publish_seconds,
+      broker.empty() ? "null"
+                     : std::to_string(static_cast<int64_t>(trials / publish_seconds)).c_str(),
+      failures);
   return done == trials && failures == 0 ? 0 : 1;
 }
