@@ -326,13 +326,7 @@ class SqliteStore final : public Store {
       std::sort(claims.begin() + 1, claims.end(), [](const Claim& a, const Claim& b) {
         return std::tie(a.study_id, a.number) < std::tie(b.study_id, b.number);
       });
-      for (const Claim& c : claims) {
-        db_.exec(
-            "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
-            "VALUES (?1, ?2, ?3, ?4)",
-            c.trial_id, c.attempt, worker_id, now);
-        log_change(c.trial_id);
-      }
+      for (const Claim& c : claims) record_attempt(c, worker_id, now);
       return claims;
     });
   }
@@ -464,11 +458,7 @@ class SqliteStore final : public Store {
       Claim c{q.i64(0),   q.i32(1),  q.i64(2),
               q.i64(3),   q.text(4), parse(q.text(5), "trials.params"),
               at(expires)};
-      db_.exec(
-          "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
-          "VALUES (?1, ?2, ?3, ?4)",
-          c.trial_id, c.attempt, worker_id, now);
-      log_change(c.trial_id);
+      record_attempt(c, worker_id, now);
       return c;
     });
   }
@@ -648,6 +638,15 @@ class SqliteStore final : public Store {
   // Inside a transaction.
   void require_study(const char* call, int64_t id) {
     if (!db_.query("SELECT 1 FROM studies WHERE id = ?1", id).next()) throw no_study(call, id);
+  }
+
+  // Inside a write transaction: the attempt a claim or delivery just started.
+  void record_attempt(const Claim& c, const std::string& worker_id, int64_t now) {
+    db_.exec(
+        "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
+        "VALUES (?1, ?2, ?3, ?4)",
+        c.trial_id, c.attempt, worker_id, now);
+    log_change(c.trial_id);
   }
 
   // Inside a transaction.
