@@ -2,6 +2,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/strings.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "store/store.h"
@@ -13,39 +14,11 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// scheme://user:pass@host... -> scheme://user:***@host..., and for PostgreSQL a password
-// given as a parameter (?password=... or &password=...) too.
-std::string hide_password(std::string_view url) {
-  std::string out(url);
-  size_t scheme = out.find("://");
-  if (scheme == std::string::npos) return out;
-  size_t start = scheme + 3;
-  size_t end = out.find_first_of("/?#", start);  // the end of user:pass@host:port
-  if (end == std::string::npos) end = out.size();
-  size_t at = out.rfind('@', end == 0 ? 0 : end - 1);  // the last @: a password may hold one
-  if (at != std::string::npos && at >= start && at < end) {
-    size_t colon = out.find(':', start);
-    if (colon != std::string::npos && colon < at)
-      out = out.substr(0, colon + 1) + "***" + out.substr(at);
-  }
-  if (starts_with(out, "postgres")) {
-    for (size_t p = out.find("password=", start); p != std::string::npos;
-         p = out.find("password=", p + 1)) {
-      if (p == 0 || (out[p - 1] != '?' && out[p - 1] != '&')) continue;
-      size_t value = p + 9;
-      size_t stop = out.find_first_of("&#", value);
-      if (stop == std::string::npos) stop = out.size();
-      out = out.substr(0, value) + "***" + out.substr(stop);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 StoreUrl parse_store_url(std::string_view url) {
   StoreUrl out;
-  out.text = hide_password(url);
+  out.text = hide_url_password(url);
   const std::string expected =
       "; expected sqlite:PATH (e.g. sqlite:layerlab.db) or postgresql://user:pass@host:port/db";
   if (starts_with(url, "sqlite:")) {
