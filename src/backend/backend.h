@@ -68,6 +68,12 @@ class Backend {
   virtual std::string describe() const = 0;  // name, library versions, threads: for records
   virtual void set_threads(int threads) = 0;
   virtual int threads() const = 0;
+  // kInvalidArgument, naming the device, for a precision the backend cannot do (the CPU
+  // backend only has fp32).
+  virtual void set_precision(Precision p) = 0;
+  virtual Precision precision() const = 0;
+  // Bytes of memory allocated through allocate() and not released (pooled blocks count).
+  virtual int64_t memory_in_use() const = 0;
 
   // Memory.
   virtual void* allocate(size_t bytes) = 0;

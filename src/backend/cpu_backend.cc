@@ -62,14 +62,31 @@ class CpuBackend final : public Backend {
     use_blas_threads(threads_);
   }
   int threads() const override { return threads_; }
-
-  void* allocate(size_t bytes) override {
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, std::max<size_t>(rounded, 64));
-    if (!p) throw std::bad_alloc();
-    return p;
+  void set_precision(Precision p) override {
+    if (p != Precision::kFp32)
+      throw invalid_argument(
+          "precision: the cpu device computes in fp32 only; tf32 and bf16 need --device cuda");
   }
-  void release(void* p) override { std::free(p); }
+  Precision precision() const override { return Precision::kFp32; }
+  int64_t memory_in_use() const override { return in_use_; }
+
+  // Each block starts with a 64-byte header holding its size, so release() can count it.
+  void* allocate(size_t bytes) override {
+    const size_t rounded = (bytes + 63) / 64 * 64 + kHeader;
+    auto* p = static_cast<char*>(std::aligned_alloc(64, rounded));
+    if (!p) throw std::bad_alloc();
+    std::memcpy(p, &rounded, sizeof(rounded));
+    in_use_ += static_cast<int64_t>(rounded);
+    return p + kHeader;
+  }
+  void release(void* p) override {
+    if (!p) return;
+    char* block = static_cast<char*>(p) - kHeader;
+    size_t size = 0;
+    std::memcpy(&size, block, sizeof(size));
+    in_use_ -= static_cast<int64_t>(size);
+    std::free(block);
+  }
   void upload(void* dst, const void* src, size_t bytes) override {
     if (bytes) std::memcpy(dst, src, bytes);
   }
@@ -360,6 +377,8 @@ class CpuBackend final : public Backend {
 
   static constexpr double kMultithreadFlops = 4.0e6;
   int threads_ = 1;
+  int64_t in_use_ = 0;
+  static constexpr size_t kHeader = 64;
   int blas_threads_ = 0;  // what OpenBLAS was last told
 };
 

@@ -25,6 +25,11 @@ enum class Loss : uint8_t {
   kMeanSquaredError,     // targets are values; mean over the batch and outputs
 };
 
+// Arithmetic of the matrix products. Storage, element-wise work and the optimizer state stay
+// fp32 in every mode; tf32 rounds GEMM operands to 10-bit mantissas on tensor cores; bf16
+// multiplies bf16 copies of the operands with fp32 accumulation (fp32 master weights).
+enum class Precision : uint8_t { kFp32, kTf32, kBf16 };
+
 enum class UpdateRule : uint8_t {
   kSgd,
   kMomentum,

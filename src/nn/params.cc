@@ -84,6 +84,7 @@ const std::vector<Field>& fields() {
       field("warmup_epochs", &Params::warmup_epochs),
       field("patience", &Params::patience),
       field("seed", &Params::seed),
+      field("precision", &Params::precision),
   };
   return f;
 }
@@ -126,6 +127,7 @@ void Params::validate() const {
   check_name(initializers(), "init", init);
   check_name(optimizers(), "optimizer", optimizer);
   check_name(schedules(), "lr_schedule", lr_schedule);
+  check_name(precisions(), "precision", precision);
 }
 
 json Params::to_json() const {

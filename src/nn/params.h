@@ -36,6 +36,7 @@ struct Params {
   int warmup_epochs = 0;  // linear warm-up from lr/steps to lr over these epochs
   int patience = 0;       // early stopping on validation loss; 0 = off
   uint64_t seed = 0;
+  std::string precision = "fp32";  // fp32 | tf32 | bf16: the matrix products (backend/ops.h)
 
   // Hidden widths after resolving `layers` or `hidden_layers` x `units`.
   std::vector<int> hidden_widths() const;

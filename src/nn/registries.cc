@@ -61,4 +61,15 @@ const Registry<Schedule>& schedules() {
   return r;
 }
 
+const Registry<backend::Precision>& precisions() {
+  static const Registry<backend::Precision> r = [] {
+    Registry<backend::Precision> reg("precision");
+    reg.add("fp32", backend::Precision::kFp32)
+        .add("tf32", backend::Precision::kTf32)
+        .add("bf16", backend::Precision::kBf16);
+    return reg;
+  }();
+  return r;
+}
+
 }  // namespace layerlab::nn

@@ -24,5 +24,6 @@ const Registry<backend::Activation>& activations();
 const Registry<OptimizerInfo>& optimizers();
 const Registry<Init>& initializers();
 const Registry<Schedule>& schedules();
+const Registry<backend::Precision>& precisions();
 
 }  // namespace layerlab::nn

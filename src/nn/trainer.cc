@@ -276,6 +276,7 @@ bool pack_compatible(const Params& a, const Params& b, std::string* why) {
   if (a.batch_norm != b.batch_norm) return differ("batch_norm");
   if (a.residual != b.residual) return differ("residual");
   if (a.optimizer != b.optimizer) return differ("optimizer");
+  if (a.precision != b.precision) return differ("precision");
   if (a.batch_size != b.batch_size) return differ("batch_size");
   if (a.epochs != b.epochs) return differ("epochs");
   if (a.lr_schedule != b.lr_schedule || a.lr_step_epochs != b.lr_step_epochs ||
@@ -317,6 +318,7 @@ std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params>
   if (train.rows < 1) throw invalid_argument("train: the training split is empty");
   if (validation.rows && validation.features != train.features)
     throw invalid_argument("train: validation and training features differ");
+  b.set_precision(precisions().get(members[0].precision));
   PackTrainer trainer(b, members, task, train, validation);
   return trainer.run(options);
 }
