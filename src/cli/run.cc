@@ -28,6 +28,8 @@ struct RunFlags {
   std::string store_url = store::kDefaultStoreUrl;
   std::string broker_url;  // empty: the store is the queue
   int threads = 1;
+  int pack = 1;
+  std::string device = "cpu";
   double lease_seconds = 10;
   int max_attempts = 3;
   int leaders = 10;
@@ -98,6 +100,8 @@ int run(const RunFlags& f) {
   std::vector<std::string> args{"--store",          f.store_url,
                                 "--study",          std::to_string(study_id),
                                 "--threads",        std::to_string(f.threads),
+                                "--pack",           std::to_string(f.pack),
+                                "--device",         f.device,
                                 "--lease-seconds",  std::to_string(f.lease_seconds),
                                 "--max-attempts",   std::to_string(f.max_attempts),
                                 "--exit-when-done", "--quiet"};
@@ -163,6 +167,11 @@ void add_run_command(CLI::App& app) {
                   "broker URL (amqp://user:pass@host:port/vhost); workers elsewhere may join");
   cmd->add_option("--threads", f->threads, "BLAS threads per worker")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--pack", f->pack, "same-shape trials each worker trains at once")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--device", f->device, "cpu or cuda[:N], for every worker")
       ->capture_default_str();
   cmd->add_option("--lease-seconds", f->lease_seconds, "lease of a running trial")
       ->check(CLI::Range(0.1, 3600.0))

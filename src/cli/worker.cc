@@ -1,5 +1,6 @@
 // layerlab worker: takes trials from the store or the broker, trains them (--slots at a
-// time), reports; on SIGTERM hands back the trials in hand and exits.
+// time, each slot packs of up to --pack same-shape trials), reports; on SIGTERM hands back
+// the trials in hand and exits.
 #include "worker/worker.h"
 
 #include <iostream>
@@ -25,6 +26,10 @@ void add_worker_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--study", *study, "only trials of this study (name or id); default: any");
   cmd->add_option("--device", opts->device, "cpu or cuda[:N]")->capture_default_str();
+  cmd->add_option("--pack", opts->pack,
+                  "train up to this many same-shape trials at once as one batched computation")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
   cmd->add_option("--threads", opts->threads, "BLAS threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

@@ -20,6 +20,7 @@ class StoreQueue final : public TrialQueue {
         claim_{options.study_id, options.lease, options.max_attempts},
         poll_min_(options.poll_min),
         poll_max_(options.poll_max),
+        min_prefetch_(options.min_prefetch),
         max_prefetch_(options.max_prefetch),
         keeper_(
             [this](int64_t trial_id, int attempt) {
@@ -33,7 +34,8 @@ class StoreQueue final : public TrialQueue {
     const auto start = std::chrono::steady_clock::now();
     std::lock_guard lock(mu_);
     // Trials that take under kShortTrial share claim transactions.
-    batch_ = start - last_receive_ < kShortTrial ? std::min(batch_ * 2, max_prefetch_) : 1;
+    batch_ =
+        start - last_receive_ < kShortTrial ? std::min(batch_ * 2, max_prefetch_) : min_prefetch_;
     last_receive_ = start;
     if (prefetched_.empty()) claim(start + wait);
     if (prefetched_.empty()) return std::nullopt;
@@ -95,6 +97,7 @@ class StoreQueue final : public TrialQueue {
   const store::ClaimOptions claim_;
   const std::chrono::milliseconds poll_min_;
   const std::chrono::milliseconds poll_max_;
+  const int min_prefetch_;
   const int max_prefetch_;
   std::mutex mu_;
   std::deque<Delivery> prefetched_;                     // GUARDED_BY(mu_)
@@ -113,7 +116,8 @@ std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string wo
   if (options.poll_min < std::chrono::milliseconds(1) || options.poll_max < options.poll_min)
     throw invalid_argument("store queue: need 1 ms <= poll_min <= poll_max");
   if (options.max_attempts < 1) throw invalid_argument("store queue: max_attempts must be >= 1");
-  if (options.max_prefetch < 1) throw invalid_argument("store queue: max_prefetch must be >= 1");
+  if (options.min_prefetch < 1 || options.max_prefetch < options.min_prefetch)
+    throw invalid_argument("store queue: need 1 <= min_prefetch <= max_prefetch");
   if (options.study_id < 0) throw invalid_argument("store queue: negative study id");
   return std::make_unique<StoreQueue>(store, std::move(worker_id), options);
 }

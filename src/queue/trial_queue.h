@@ -81,6 +81,8 @@ struct StoreQueueOptions {
   // take long and doubles up to this while they take under 20 ms, so short trials share
   // transactions and long ones are never held back from other workers.
   int max_prefetch = 8;
+  // Trials claimed per transaction, at least (a worker training packs of K asks for K).
+  int min_prefetch = 1;
 };
 
 // The store-backed queue: receive() claims with Store::claim_batch (one transaction with a

@@ -82,6 +82,8 @@ json worker_json(const store::WorkerRecord& w, store::Time now) {
           {"host", w.info.host},
           {"pid", w.info.pid},
           {"device", w.info.device},
+          {"pack", w.info.pack},
+          {"memory_bytes", w.memory_bytes},
           {"status", store::to_string(w.status)},
           {"current_trial", w.current_trial ? json(*w.current_trial) : json(nullptr)},
           {"started_at", iso_time(w.started_at)},

@@ -86,10 +86,18 @@ constexpr const char* kV3 = R"sql(
 CREATE TABLE trial_changes (seq BIGINT PRIMARY KEY, trial_id BIGINT NOT NULL);
 )sql";
 
+// Workers that train packs say how many trials they train at once, and every heartbeat
+// carries the backend memory in use (the workers page shows both).
+constexpr const char* kV4 = R"sql(
+ALTER TABLE workers ADD COLUMN pack INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE workers ADD COLUMN memory_bytes BIGINT NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
     {3, "trial change log, for followers", kV3},
+    {4, "worker pack size and memory in use", kV4},
 };
 
 constexpr const char* kVersionTable = R"sql(

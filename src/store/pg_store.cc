@@ -43,7 +43,7 @@ constexpr const char* kTrialColumns =
 constexpr const char* kEpochColumns =
     "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra";
 constexpr const char* kWorkerColumns =
-    "id, host, pid, device, started_at, heartbeat_at, current_trial, status";
+    "id, host, pid, device, started_at, heartbeat_at, current_trial, status, pack, memory_bytes";
 
 // The status a trial goes back to when its attempt ends unfinished (handed back, lease
 // lost): queued, or cancelled when its study was cancelled meanwhile.
@@ -589,21 +589,23 @@ class PgStore final : public Store {
     db_.write("register_worker", [&] {
       db_.exec(
           "INSERT INTO workers (id, host, pid, device, started_at, heartbeat_at, current_trial, "
-          "status) VALUES ($1, $2, $3, $4, $5, $5, NULL, 'idle') ON CONFLICT (id) DO UPDATE SET "
+          "status, pack, memory_bytes) VALUES ($1, $2, $3, $4, $5, $5, NULL, 'idle', $6, 0) "
+          "ON CONFLICT (id) DO UPDATE SET "
           "host = excluded.host, pid = excluded.pid, device = excluded.device, "
           "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, "
-          "current_trial = NULL, status = 'idle'",
-          info.id, info.host, info.pid, info.device, now_ms());
+          "current_trial = NULL, status = 'idle', pack = excluded.pack, memory_bytes = 0",
+          info.id, info.host, info.pid, info.device, now_ms(), int64_t{info.pack});
     });
   }
 
-  void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial) override {
+  void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial,
+                        int64_t memory_bytes) override {
     std::lock_guard lock(mu_);
     db_.write("heartbeat_worker", [&] {
       WorkerStatus status = current_trial ? WorkerStatus::kBusy : WorkerStatus::kIdle;
-      if (db_.exec("UPDATE workers SET heartbeat_at = $2, current_trial = $3, status = $4 "
-                   "WHERE id = $1",
-                   id, now_ms(), current_trial, to_string(status)) == 0)
+      if (db_.exec("UPDATE workers SET heartbeat_at = $2, current_trial = $3, status = $4, "
+                   "memory_bytes = $5 WHERE id = $1",
+                   id, now_ms(), current_trial, to_string(status), memory_bytes) == 0)
         throw no_worker("heartbeat_worker", id);
     });
   }
@@ -627,7 +629,9 @@ class PgStore final : public Store {
           db_.query(sql("SELECT ", kWorkerColumns, " FROM workers ORDER BY id COLLATE \"C\""));
       for (int i = 0; i < q.rows(); ++i) {
         WorkerRecord w;
-        w.info = {q.text(i, 0), q.text(i, 1), q.i64(i, 2), q.text(i, 3)};
+        w.info = {q.text(i, 0), q.text(i, 1), q.i64(i, 2), q.text(i, 3),
+                  static_cast<int>(q.i64(i, 8))};
+        w.memory_bytes = q.i64(i, 9);
         w.started_at = at(q.i64(i, 4));
         w.heartbeat_at = at(q.i64(i, 5));
         w.current_trial = q.opt_i64(i, 6);

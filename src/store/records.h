@@ -148,6 +148,7 @@ struct WorkerInfo {
   std::string host{};
   int64_t pid = 0;
   std::string device{};  // "cpu", "cuda:0", ...
+  int pack = 1;          // trials trained at once in one batched computation
 };
 
 struct WorkerRecord {
@@ -156,6 +157,7 @@ struct WorkerRecord {
   Time heartbeat_at{};
   std::optional<int64_t> current_trial{};
   WorkerStatus status = WorkerStatus::kIdle;
+  int64_t memory_bytes = 0;  // backend memory in use at the last heartbeat
 };
 
 // A trial handed to a worker by claim_next: the worker trains it and reports with

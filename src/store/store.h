@@ -150,7 +150,9 @@ class Store {
   // Registers (or re-registers) a worker as idle, started and heartbeating now.
   virtual void register_worker(const WorkerInfo& info) = 0;
   // Records a heartbeat: busy on current_trial, or idle. kNotFound if never registered.
-  virtual void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial) = 0;
+  // memory_bytes: the worker's backend memory in use.
+  virtual void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial,
+                                int64_t memory_bytes) = 0;
   virtual void stop_worker(const std::string& id) = 0;   // status stopped; kNotFound
   virtual std::vector<WorkerRecord> list_workers() = 0;  // by id
 

@@ -58,16 +58,26 @@ int64_t Coordinator::top_up(int64_t max_in_flight) {
   }
   int64_t added = 0;
   while (room > 0) {
-    std::vector<store::NewTrial> batch;
+    std::vector<std::pair<std::string, store::NewTrial>> keyed;
     for (int64_t i = 0; i < std::min(room, kBatch); ++i) {
       std::optional<Suggestion> s = sampler_->suggest(next_number_ + i, finished, in_flight);
       if (!s) break;
       nlohmann::json params = s->trial.to_json();
       params.erase("dataset");
-      batch.push_back({s->number, s->trial.dataset, std::move(params), relative_cost(s->trial)});
+      keyed.emplace_back(pack_key(s->trial), store::NewTrial{0, s->trial.dataset, std::move(params),
+                                                             relative_cost(s->trial)});
       if (sampler_->adaptive()) in_flight.push_back(std::move(*s));  // the constant liar sees it
     }
-    if (batch.empty()) break;
+    if (keyed.empty()) break;
+    // Numbered by shape within the transaction: trials that can share a pack are claimed
+    // (and published) one after another, so a worker's packs fill.
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<store::NewTrial> batch;
+    for (auto& [key, t] : keyed) {
+      t.number = next_number_ + static_cast<int64_t>(batch.size());
+      batch.push_back(std::move(t));
+    }
     const std::vector<int64_t> ids = store_.add_trials(study_id_, batch);
     queue_.publish(study_id_, ids);
     const int64_t n = static_cast<int64_t>(batch.size());

@@ -1,7 +1,8 @@
 // Coordinator: turns a study's sampler into queued trials in the store (the first step of
-// "the life of a trial"). The store is the only state: a coordinator started again on the
-// same study continues from the trials already stored, and re-adding a stored number
-// changes nothing, so resuming never duplicates work.
+// "the life of a trial"). Within each transaction trials are numbered by shape
+// (study::pack_key), so that workers training packs find same-shape trials together. The store is
+// the only state: a coordinator started again on the same study continues from the trials already
+// stored, and re-adding a stored number changes nothing, so resuming never duplicates work.
 //
 // Thread-safety: one thread drives a Coordinator.
 #pragma once

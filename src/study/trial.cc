@@ -98,6 +98,7 @@ json TrialOutcome::to_json() const {
               {"train_rows", train_rows},
               {"validation_rows", validation_rows},
               {"backend", backend},
+              {"pack_size", pack_size},
               {"params", spec.to_json()},
               {"curve", curve}};
   if (!result.message.empty()) out["message"] = result.message;
@@ -121,18 +122,40 @@ PreparedData prepare_data(const TrialSpec& spec) {
   return out;
 }
 
-TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
-                       const nn::EpochCallback& on_epoch) {
-  spec.params.validate();
-  TrialOutcome out;
-  out.spec = spec;
-  out.task = data.task;
-  out.backend = b.describe();
-  out.train_rows = data.split.train.rows;
-  out.validation_rows = data.split.validation.rows;
+std::string pack_key(const TrialSpec& spec) {
+  TrialSpec shape = spec;
+  nn::Params& p = shape.params;
+  p.layers = p.hidden_widths();  // 2 x 64 and [64, 64] are one shape
+  p.hidden_layers = 0;
+  p.units = 1;
+  p.learning_rate = 1, p.momentum = 0, p.weight_decay = 0, p.dropout = 0;
+  p.seed = 0, p.init.clear(), p.patience = 0;
+  return shape.to_json().dump();
+}
+
+std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
+                                     backend::Backend& b, const nn::EpochCallback& on_epoch) {
+  std::vector<nn::Params> members;
+  for (const TrialSpec& s : specs) {
+    s.params.validate();
+    if (pack_key(s) != pack_key(specs[0]))
+      throw invalid_argument("pack: trials differ in more than their per-member parameters");
+    members.push_back(s.params);
+  }
   nn::TrainOptions options;
   options.on_epoch = on_epoch;
-  out.result = nn::train(b, spec.params, data.task, data.train(), data.validation(), options);
+  std::vector<nn::TrainResult> results =
+      nn::train_pack(b, members, data.task, data.train(), data.validation(), options);
+  std::vector<TrialOutcome> out(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    out[i].spec = specs[i];
+    out[i].task = data.task;
+    out[i].result = std::move(results[i]);
+    out[i].backend = b.describe();
+    out[i].pack_size = static_cast<int>(specs.size());
+    out[i].train_rows = data.split.train.rows;
+    out[i].validation_rows = data.split.validation.rows;
+  }
   return out;
 }
 

@@ -5,7 +5,9 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "data/dataset.h"
@@ -31,6 +33,7 @@ struct TrialOutcome {
   nn::Task task;
   nn::TrainResult result;
   std::string backend;  // Backend::describe()
+  int pack_size = 1;    // trials trained together in one batched computation
   int64_t train_rows = 0, validation_rows = 0;
 
   // The final JSON result: status, metrics, epochs run, seconds, curve, resolved parameters.
@@ -46,7 +49,20 @@ struct PreparedData {
 };
 PreparedData prepare_data(const TrialSpec& spec);
 
-TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
-                       const nn::EpochCallback& on_epoch = {});
+// Trials with equal keys can train in one pack: the same data and split, and parameters
+// that differ only in what each member of a pack keeps for itself (learning rate,
+// momentum, weight decay, dropout, seed, initialiser, patience).
+std::string pack_key(const TrialSpec& spec);
+
+// Trains specs (equal pack_key) as one pack on `data` (prepared for any of them);
+// on_epoch's member is the index in specs. Each outcome equals run_trial's for that spec
+// within float tolerance.
+std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
+                                     backend::Backend& b, const nn::EpochCallback& on_epoch = {});
+
+inline TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
+                              const nn::EpochCallback& on_epoch = {}) {
+  return run_trials(std::span<const TrialSpec>(&spec, 1), data, b, on_epoch)[0];
+}
 
 }  // namespace layerlab::study

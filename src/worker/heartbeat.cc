@@ -22,7 +22,8 @@ void Heartbeat::run() {
     lock.unlock();
     const int64_t current = current_;
     try {
-      store_.heartbeat_worker(id_, current ? std::optional<int64_t>(current) : std::nullopt);
+      store_.heartbeat_worker(id_, current ? std::optional<int64_t>(current) : std::nullopt,
+                              memory_);
     } catch (const Error&) {
       // The store is away; the next beat tries again (its age shows the gap meanwhile).
     }

@@ -21,6 +21,9 @@ class Heartbeat {
   Heartbeat& operator=(const Heartbeat&) = delete;
 
   void set_current(int64_t trial_id) { current_ = trial_id; }  // 0: idle
+  // The backend memory in use, reported with the next beat (set by the training thread:
+  // the backend itself is not thread-safe).
+  void set_memory(int64_t bytes) { memory_ = bytes; }
 
  private:
   void run();
@@ -29,6 +32,7 @@ class Heartbeat {
   const std::string id_;
   const std::chrono::milliseconds interval_;
   std::atomic<int64_t> current_{0};
+  std::atomic<int64_t> memory_{0};
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;  // GUARDED_BY(mu_)

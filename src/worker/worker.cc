@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <thread>
@@ -79,7 +80,9 @@ class Worker {
         queue_(queue) {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
-    with_backoff([&] { store_->register_worker({id_, host, getpid(), backend_->name()}); });
+    with_backoff([&] {
+      store_->register_worker({id_, host, getpid(), backend_->name(), options_.pack});
+    });
     heartbeat_ = std::make_unique<Heartbeat>(*store_, id_);
   }
 
@@ -111,9 +114,7 @@ class Worker {
         if (options_.exit_when_done && study_over()) break;
         continue;
       }
-      heartbeat_->set_current(d->trial_id);
-      process(*d);
-      heartbeat_->set_current(0);
+      process(take(std::move(*d)));
     }
     commit_results();
     return summary_;
@@ -183,76 +184,147 @@ class Worker {
     unreported_.clear();
   }
 
-  void process(const queue::Delivery& d) {
-    const auto started = Clock::now();
-    if (d.attempt > 1) commit_results();  // see report(): nothing waits beside a retry
-    maybe_crash(CrashPoint::kBeforeTraining, d.number);
-    const StudyContext* sc = nullptr;
-    const study::PreparedData* data = nullptr;
-    study::TrialSpec spec;
-    try {
-      sc = &study_context(d.study_id);
-      nlohmann::json params = d.params;
-      params["dataset"] = d.dataset;
-      spec = study::TrialSpec::from_json(params);
-      data = &prepared(spec);
-    } catch (const Error& e) {
-      if (retryable(e)) throw;
-      fail(d, e.what());
-      return;
-    }
-    const EpochMetric metric = epoch_metric(sc->spec.metric);
-    std::vector<store::EpochRow> pending;
-    auto last_flush = Clock::now();
-    auto flush = [&] {
-      if (pending.empty()) return;
-      with_backoff([&] { return store_->append_epochs(d.trial_id, d.attempt, pending); });
-      pending.clear();
-      last_flush = Clock::now();
-    };
-    bool interrupted = false, lost = false;
-    auto on_epoch = [&](int, const nn::EpochRecord& r) {
-      pending.push_back(epoch_row(r));
-      const bool decide = sc->pruner && sc->pruner->decides_at(r.epoch);
-      if (decide || Clock::now() - last_flush > kFlushInterval) flush();
-      if (r.epoch == 1) {
-        maybe_crash(CrashPoint::kAfterEpoch, d.number);
-        maybe_pause(CrashPoint::kAfterEpoch, d.number);
+  // Takes up to options_.pack deliveries: the one waited for and what the queue has ready.
+  std::vector<queue::Delivery> take(queue::Delivery first) {
+    std::vector<queue::Delivery> out{std::move(first)};
+    while (static_cast<int>(out.size()) < options_.pack && !stop_) {
+      std::optional<queue::Delivery> more;
+      try {
+        more = queue_.receive(milliseconds(0));
+      } catch (const Error& e) {
+        if (!retryable(e)) throw;
+        break;  // train what is in hand; the next receive() backs off
       }
-      if (stop_) interrupted = true;
-      if (queue_.lost(d)) lost = true;
-      if (interrupted || lost) return false;
-      if (!decide) return true;
-      const std::vector<double> others = with_backoff(
-          [&] { return store_->epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); });
-      return !sc->pruner->should_prune(r.epoch, metric.of(r), others, sc->spec.maximize);
+      if (!more) break;
+      out.push_back(std::move(*more));
+    }
+    return out;
+  }
+
+  // A trial of a pack, with what the epoch callback needs of it.
+  struct Member {
+    queue::Delivery delivery;
+    study::TrialSpec spec;
+    const StudyContext* study = nullptr;
+    std::vector<store::EpochRow> pending;  // epochs not yet in the store
+    Clock::time_point last_flush = Clock::now();
+    bool lost = false;
+  };
+
+  // Parses each delivery (a bad one fails alone) and trains them in packs of equal
+  // study::pack_key. A retried trial trains alone: if it is the one killing workers, it
+  // takes no pack mates with it.
+  void process(std::vector<queue::Delivery> deliveries) {
+    if (std::any_of(deliveries.begin(), deliveries.end(),
+                    [](const queue::Delivery& d) { return d.attempt > 1; }))
+      commit_results();  // see report(): nothing waits beside a retry
+    std::vector<std::pair<std::string, std::vector<Member>>> packs;
+    for (queue::Delivery& d : deliveries) {
+      maybe_crash(CrashPoint::kBeforeTraining, d.number);
+      Member m;
+      try {
+        m.study = &study_context(d.study_id);
+        nlohmann::json params = d.params;
+        params["dataset"] = d.dataset;
+        m.spec = study::TrialSpec::from_json(params);
+      } catch (const Error& e) {
+        if (retryable(e)) throw;
+        fail(d, e.what());
+        continue;
+      }
+      const std::string key =
+          d.attempt > 1 ? "retry " + std::to_string(d.trial_id) : study::pack_key(m.spec);
+      m.delivery = std::move(d);
+      auto it = std::find_if(packs.begin(), packs.end(), [&](auto& p) { return p.first == key; });
+      if (it == packs.end()) it = packs.insert(packs.end(), {key, {}});
+      it->second.push_back(std::move(m));
+    }
+    for (auto& [key, members] : packs) {
+      if (stop_) {
+        hand_back(members);
+        continue;
+      }
+      heartbeat_->set_current(members[0].delivery.trial_id);
+      train(members);
+      heartbeat_->set_current(0);
+    }
+  }
+
+  void hand_back(std::vector<Member>& members) {
+    commit_results();
+    for (const Member& m : members) {
+      with_backoff([&] { queue_.requeue(m.delivery); });
+      ++summary_.handed_back;
+    }
+  }
+
+  void flush(Member& m) {
+    if (m.pending.empty()) return;
+    with_backoff(
+        [&] { return store_->append_epochs(m.delivery.trial_id, m.delivery.attempt, m.pending); });
+    m.pending.clear();
+    m.last_flush = Clock::now();
+  }
+
+  // True to go on training member i, false to stop it (pruned, lost, or the worker stops).
+  bool after_epoch(Member& m, const nn::EpochRecord& r, bool& interrupted) {
+    const queue::Delivery& d = m.delivery;
+    m.pending.push_back(epoch_row(r));
+    const StudyContext& sc = *m.study;
+    const bool decide = sc.pruner && sc.pruner->decides_at(r.epoch);
+    if (decide || Clock::now() - m.last_flush > kFlushInterval) flush(m);
+    if (r.epoch == 1) {
+      maybe_crash(CrashPoint::kAfterEpoch, d.number);
+      maybe_pause(CrashPoint::kAfterEpoch, d.number);
+    }
+    if (stop_) interrupted = true;
+    if (queue_.lost(d)) m.lost = true;
+    if (interrupted || m.lost) return false;
+    if (!decide) return true;
+    const EpochMetric metric = epoch_metric(sc.spec.metric);
+    const std::vector<double> others = with_backoff(
+        [&] { return store_->epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); });
+    return !sc.pruner->should_prune(r.epoch, metric.of(r), others, sc.spec.maximize);
+  }
+
+  void train(std::vector<Member>& members) {
+    const auto started = Clock::now();
+    std::vector<study::TrialSpec> specs;
+    for (const Member& m : members) specs.push_back(m.spec);
+    bool interrupted = false;
+    auto on_epoch = [&](int i, const nn::EpochRecord& r) {
+      heartbeat_->set_memory(backend_->memory_in_use());
+      return after_epoch(members[static_cast<size_t>(i)], r, interrupted);
     };
-    study::TrialOutcome outcome;
+    std::vector<study::TrialOutcome> outcomes;
     try {
-      outcome = study::run_trial(spec, *data, *backend_, on_epoch);
+      outcomes = study::run_trials(specs, prepared(specs[0]), *backend_, on_epoch);
     } catch (const Error& e) {
       if (retryable(e)) throw;
-      fail(d, e.what());
+      for (const Member& m : members) fail(m.delivery, e.what());
       return;
     }
     if (interrupted) {
-      commit_results();
-      with_backoff([&] { queue_.requeue(d); });
-      ++summary_.handed_back;
+      hand_back(members);
       return;
     }
-    if (lost) {
-      queue_.ack(d);  // not ours any more: stop holding it
-      ++summary_.lost;
-      return;
+    const auto per_trial = (Clock::now() - started) / members.size();
+    for (size_t i = 0; i < members.size(); ++i) {
+      Member& m = members[i];
+      const queue::Delivery& d = m.delivery;
+      if (m.lost) {
+        queue_.ack(d);  // not ours any more: stop holding it
+        ++summary_.lost;
+        continue;
+      }
+      maybe_crash(CrashPoint::kAfterTraining, d.number);
+      const TrialReport r = make_report(outcomes[i], m.study->spec.metric, id_);
+      // The result and the rest of its curve commit in one transaction. A retried trial's
+      // result is committed at once: if it is the one killing workers, nothing else waits
+      // in memory with it.
+      report(d, {d.trial_id, d.attempt, r.status, r.result, r.value, r.error, std::move(m.pending)},
+             d.attempt == 1 && per_trial < kShortTrial);
     }
-    maybe_crash(CrashPoint::kAfterTraining, d.number);
-    const TrialReport r = make_report(outcome, sc->spec.metric, id_);
-    // The result and the rest of its curve commit in one transaction.
-    // A retried trial's result is committed at once: if it is the one killing workers,
-    // nothing else waits in memory with it.
-    report(d, {d.trial_id, d.attempt, r.status, r.result, r.value, r.error, std::move(pending)},
-           d.attempt == 1 && Clock::now() - started < kShortTrial);
   }
 
   WorkerOptions options_;
@@ -277,6 +349,7 @@ class Worker {
 
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop) {
   if (options.slots < 1) throw invalid_argument("worker: slots must be >= 1");
+  if (options.pack < 1) throw invalid_argument("worker: pack must be >= 1");
   const std::string id = make_worker_id();
   // The queue's own connection: claims, leases and deliveries do not wait behind reports.
   auto queue_store = store::open_store(options.store_url);
@@ -284,8 +357,10 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   sq.lease = options.lease;
   sq.study_id = options.study_id;
   sq.max_attempts = options.max_attempts;
+  sq.min_prefetch = options.pack;
+  sq.max_prefetch = std::max(sq.max_prefetch, options.pack);
   queue::AmqpQueueOptions aq;
-  aq.prefetch = options.slots;
+  aq.prefetch = options.slots * options.pack;
   aq.max_attempts = options.max_attempts;
   aq.lease = options.lease;
   auto queue = queue::make_queue(*queue_store, id, options.broker_url, sq, aq);

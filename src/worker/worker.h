@@ -26,6 +26,9 @@ struct WorkerOptions {
   // queue; study_id then only says which study exit_when_done waits for.
   int64_t study_id = 0;
   std::string device = "cpu";
+  // Up to this many trials of one shape (study::pack_key) train together in one batched
+  // computation per slot; 1 trains trial by trial.
+  int pack = 1;
   int threads = 1;  // BLAS threads
   std::chrono::milliseconds lease{30'000};
   int max_attempts = 3;

@@ -6,6 +6,7 @@
 // live update. Screenshots land in the test's output folder (kept on failure).
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -56,10 +57,11 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   ASSERT_EQ(created->status, 201) << created->body;
   const std::string study = std::to_string(json::parse(created->body)["id"].get<int>());
 
-  // Phase 1: one worker trains a few trials, then hands back what it holds.
+  // Phase 1: one worker trains a few trials (two seeds at a time, as a pack), then hands
+  // back what it holds.
   const auto w1 = dir / "w1";
   std::filesystem::create_directories(w1);
-  const pid_t first = spawn_layerlab("worker --store " + url + " --quiet", w1);
+  const pid_t first = spawn_layerlab("worker --store " + url + " --pack 2 --quiet", w1);
   ASSERT_TRUE(wait_for([&] { return finished_trials(*c, study) >= 6; }, 120));
   ::kill(first, SIGTERM);
   int status = 0;
@@ -94,6 +96,10 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   ASSERT_TRUE(result.is_object()) << stdout_text;
   EXPECT_TRUE(result["ok"].get<bool>());
   EXPECT_GE(result["screenshots"].size(), 4u);
+  // The workers page shows each worker's pack size: the first worker trained pairs.
+  const json& packs = result["checks"]["workers"]["pack"];
+  EXPECT_NE(std::find(packs.begin(), packs.end(), json("2")), packs.end()) << packs;
+  EXPECT_EQ(packs.size(), result["checks"]["workers"]["memory"].size());
   for (const json& shot : result["screenshots"])
     EXPECT_GT(std::filesystem::file_size(shot.get<std::string>()), 10'000u) << shot;
   EXPECT_EQ(server.stop(), 0) << server.log();

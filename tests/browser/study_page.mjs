@@ -359,6 +359,8 @@ async function main() {
     rows: await page.locator('#workers-table tbody tr').count(),
     alive: await page.locator('#workers-table .alive-dot.on').count(),
     queue_depth: await page.textContent('#queue-depth'),
+    pack: await page.locator('#workers-table td[data-col="pack"]').allTextContents(),
+    memory: await page.locator('#workers-table td[data-col="memory"]').allTextContents(),
   };
   await shot(page, 'workers');
 

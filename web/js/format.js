@@ -30,6 +30,15 @@ export function fmtInt(v) {
   return Math.round(v).toLocaleString('en-US');
 }
 
+// 1536 -> "1.5 KiB"; 0 and missing -> the dash (a worker that has not trained yet).
+export function fmtBytes(v) {
+  if (!isNum(v) || v <= 0) return DASH;
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  return `${i === 0 ? v : v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
 export function fmtPercent(part, whole) {
   if (!isNum(part) || !isNum(whole) || whole <= 0) return '0%';
   const p = (100 * part) / whole;

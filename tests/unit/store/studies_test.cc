@@ -101,24 +101,28 @@ TEST_P(StoreTest, StatusNamesRoundTrip) {
 
 TEST_P(StoreTest, WorkersRegisterHeartbeatAndStop) {
   store_->register_worker({"host-a:17", "host-a", 17, "cpu"});
-  store_->register_worker({"host-b:9", "host-b", 9, "cuda:0"});
+  store_->register_worker({"host-b:9", "host-b", 9, "cuda:0", 64});
   std::vector<WorkerRecord> w = store_->list_workers();
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0].info.id, "host-a:17");
   EXPECT_EQ(w[0].info.pid, 17);
   EXPECT_EQ(w[1].info.device, "cuda:0");
+  EXPECT_EQ(w[1].info.pack, 64);
+  EXPECT_EQ(w[0].info.pack, 1);
+  EXPECT_EQ(w[0].memory_bytes, 0);
   EXPECT_EQ(w[0].status, WorkerStatus::kIdle);
   EXPECT_EQ(w[0].heartbeat_at, clock_.now());
 
   clock_.advance(std::chrono::seconds(3));
-  store_->heartbeat_worker("host-a:17", 1234);
+  store_->heartbeat_worker("host-a:17", 1234, int64_t{5} << 32);
   w = store_->list_workers();
+  EXPECT_EQ(w[0].memory_bytes, int64_t{5} << 32);  // beyond 32 bits
   EXPECT_EQ(w[0].status, WorkerStatus::kBusy);
   EXPECT_EQ(w[0].current_trial, 1234);
   EXPECT_EQ(w[0].heartbeat_at - w[0].started_at, std::chrono::seconds(3));
   EXPECT_EQ(w[1].heartbeat_at, w[1].started_at);
 
-  store_->heartbeat_worker("host-a:17", std::nullopt);
+  store_->heartbeat_worker("host-a:17", std::nullopt, 0);
   EXPECT_EQ(store_->list_workers()[0].status, WorkerStatus::kIdle);
   store_->stop_worker("host-a:17");
   EXPECT_EQ(store_->list_workers()[0].status, WorkerStatus::kStopped);
@@ -127,7 +131,7 @@ TEST_P(StoreTest, WorkersRegisterHeartbeatAndStop) {
   EXPECT_EQ(store_->list_workers()[0].info.pid, 18);
   EXPECT_EQ(store_->list_workers()[0].status, WorkerStatus::kIdle);
 
-  EXPECT_STORE_ERROR(store_->heartbeat_worker("ghost", std::nullopt), ErrorCode::kNotFound,
+  EXPECT_STORE_ERROR(store_->heartbeat_worker("ghost", std::nullopt, 0), ErrorCode::kNotFound,
                      "no worker 'ghost'");
   EXPECT_STORE_ERROR(store_->register_worker({"", "h", 1, "cpu"}), ErrorCode::kInvalidArgument,
                      "empty worker id");

@@ -4,7 +4,7 @@
 import { get, endpoints } from '../api.js';
 import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
-import { fmtAge, fmtAgo, fmtInt, fmtTime } from '../format.js';
+import { fmtAge, fmtAgo, fmtBytes, fmtInt, fmtTime } from '../format.js';
 import { refresher } from '../throttle.js';
 
 function stat(label, value, id, hint) {
@@ -22,6 +22,8 @@ function workerRow(w) {
     h('td', null, w.host || '\u2014'),
     h('td', { class: 'num' }, w.pid ?? '\u2014'),
     h('td', null, w.device || '\u2014'),
+    h('td', { class: 'num', dataset: { col: 'pack' }, title: 'trials trained at once' }, fmtInt(w.pack)),
+    h('td', { class: 'num', dataset: { col: 'memory' }, title: 'backend memory in use' }, fmtBytes(w.memory_bytes)),
     h('td', null, h('span', { class: `badge ws-${w.status}` }, w.status || '\u2014')),
     h('td', null, w.current_trial === null || w.current_trial === undefined
       ? h('span', { class: 'muted' }, '\u2014')
@@ -75,8 +77,8 @@ export function mount(root, _params, ctx) {
     const sorted = [...list].sort((a, b) => (b.alive - a.alive) || String(a.id).localeCompare(String(b.id)));
     fill(workersBox, h('table', { class: 'table', id: 'workers-table' },
       h('thead', null, h('tr', null,
-        ['', 'Worker', 'Host', 'PID', 'Device', 'Status', 'Current trial', 'Heartbeat age', 'Started']
-          .map((t) => h('th', { class: t === 'PID' || t === 'Heartbeat age' ? 'num' : '' }, t)))),
+        ['', 'Worker', 'Host', 'PID', 'Device', 'Pack', 'Memory', 'Status', 'Current trial', 'Heartbeat age', 'Started']
+          .map((t) => h('th', { class: ['PID', 'Pack', 'Memory', 'Heartbeat age'].includes(t) ? 'num' : '' }, t)))),
       h('tbody', null, sorted.map(workerRow))));
   }
 
