@@ -41,19 +41,6 @@ struct GemmArgs {
   int batch = 1;
 };
 
-// Hyperparameters of one optimizer step for one pack member. bias_correction1/2 are
-// 1 - beta^t for adam-style rules (the caller counts steps).
-struct StepHyper {
-  float lr = 0.f;
-  float momentum = 0.f;      // momentum / nesterov
-  float weight_decay = 0.f;  // L2 added to the gradient; decoupled for adamw
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;  // adam, adamw; rmsprop's smoothing constant (alpha)
-  float eps = 1e-8f;
-  float bias_correction1 = 1.f;
-  float bias_correction2 = 1.f;
-};
-
 // Per-member view of the pack's parameters: where member p's block starts is base + p*stride.
 struct PackedVector {
   float* data = nullptr;

@@ -14,32 +14,6 @@
 namespace layerlab::backend {
 namespace {
 
-// Calls body.template operator()<A>() with the activation as a compile-time constant, so
-// each kernel is specialised per activation and the switch leaves the inner loop.
-template <typename Body>
-void dispatch_activation(Activation a, Body&& body) {
-  switch (a) {
-    case Activation::kLinear:
-      return body.template operator()<Activation::kLinear>();
-    case Activation::kRelu:
-      return body.template operator()<Activation::kRelu>();
-    case Activation::kLeakyRelu:
-      return body.template operator()<Activation::kLeakyRelu>();
-    case Activation::kElu:
-      return body.template operator()<Activation::kElu>();
-    case Activation::kSelu:
-      return body.template operator()<Activation::kSelu>();
-    case Activation::kGelu:
-      return body.template operator()<Activation::kGelu>();
-    case Activation::kTanh:
-      return body.template operator()<Activation::kTanh>();
-    case Activation::kSigmoid:
-      return body.template operator()<Activation::kSigmoid>();
-    case Activation::kSoftplus:
-      return body.template operator()<Activation::kSoftplus>();
-  }
-}
-
 void column_sums(int rows, int cols, const float* src, float* dst) {
   std::fill(dst, dst + cols, 0.f);
   for (int r = 0; r < rows; ++r) {
@@ -123,7 +97,8 @@ class CpuBackend final : public Backend {
 
   void bias_activation_forward(Activation a, int pack, int rows, int cols, PackedVector bias,
                                float* z, float* y) override {
-    dispatch_activation(a, [&]<Activation A>() {
+    with_activation(a, [&](auto tag) {
+      constexpr Activation A = decltype(tag)::value;
       for (int p = 0; p < pack; ++p) {
         const float* b = bias.data ? bias.data + p * bias.stride : nullptr;
         for (int r = 0; r < rows; ++r) {
@@ -142,7 +117,8 @@ class CpuBackend final : public Backend {
                            const float* y, const float* dy, float* dz,
                            PackedVector bias_grad) override {
     const int64_t n = static_cast<int64_t>(pack) * rows * cols;
-    dispatch_activation(a, [&]<Activation A>() {
+    with_activation(a, [&](auto tag) {
+      constexpr Activation A = decltype(tag)::value;
       for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * act::derivative(A, z[i], y[i]);
     });
     if (bias_grad.data) sum_rows(pack, rows, cols, dz, bias_grad);
@@ -289,14 +265,19 @@ class CpuBackend final : public Backend {
   void optimizer_step(UpdateRule rule, int pack, int64_t n, PackedVector params, PackedVector grads,
                       PackedVector state1, PackedVector state2,
                       std::span<const StepHyper> hyper) override {
-    for (int p = 0; p < pack; ++p) {
-      const StepHyper& h = hyper[p];
-      float* w = params.data + p * params.stride;
-      const float* g = grads.data + p * grads.stride;
-      float* s1 = state1.data ? state1.data + p * state1.stride : nullptr;
-      float* s2 = state2.data ? state2.data + p * state2.stride : nullptr;
-      update_member(rule, n, w, g, s1, s2, h);
-    }
+    with_rule(rule, [&](auto tag) {
+      for (int p = 0; p < pack; ++p) {
+        const StepHyper h = hyper[p];  // a copy: the loop's stores cannot alias it
+        float* w = params.data + p * params.stride;
+        const float* g = grads.data + p * grads.stride;
+        float* s1 = state1.data ? state1.data + p * state1.stride : nullptr;
+        float* s2 = state2.data ? state2.data + p * state2.stride : nullptr;
+        float unused = 0.f;
+        for (int64_t i = 0; i < n; ++i)
+          optim::update<decltype(tag)::value>(w[i], g[i], s1 ? s1[i] : unused, s2 ? s2[i] : unused,
+                                              h);
+      }
+    });
   }
 
  private:
@@ -314,59 +295,6 @@ class CpuBackend final : public Backend {
       }
     for (int c = 0; c < cols; ++c)
       inv_std[c] = 1.f / std::sqrt(inv_std[c] / static_cast<float>(rows) + eps);
-  }
-
-  // The update rules follow PyTorch's torch.optim definitions (weight decay as L2 on the
-  // gradient, except adamw's decoupled decay), so reference trajectories match.
-  static void update_member(UpdateRule rule, int64_t n, float* w, const float* g, float* s1,
-                            float* s2, const StepHyper& h) {
-    const float lr = h.lr, wd = h.weight_decay;
-    switch (rule) {
-      case UpdateRule::kSgd:
-        for (int64_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
-        return;
-      case UpdateRule::kMomentum:
-      case UpdateRule::kNesterov: {
-        const bool nesterov = rule == UpdateRule::kNesterov;
-        for (int64_t i = 0; i < n; ++i) {
-          const float gi = g[i] + wd * w[i];
-          s1[i] = h.momentum * s1[i] + gi;
-          w[i] -= lr * (nesterov ? gi + h.momentum * s1[i] : s1[i]);
-        }
-        return;
-      }
-      case UpdateRule::kAdam:
-      case UpdateRule::kAdamW: {
-        const bool decoupled = rule == UpdateRule::kAdamW;
-        const float step = lr / h.bias_correction1;
-        const float inv_sqrt_bc2 = 1.f / std::sqrt(h.bias_correction2);
-        for (int64_t i = 0; i < n; ++i) {
-          float gi = g[i];
-          if (decoupled)
-            w[i] *= 1.f - lr * wd;
-          else
-            gi += wd * w[i];
-          s1[i] = h.beta1 * s1[i] + (1.f - h.beta1) * gi;
-          s2[i] = h.beta2 * s2[i] + (1.f - h.beta2) * gi * gi;
-          w[i] -= step * s1[i] / (std::sqrt(s2[i]) * inv_sqrt_bc2 + h.eps);
-        }
-        return;
-      }
-      case UpdateRule::kRmsprop:
-        for (int64_t i = 0; i < n; ++i) {
-          const float gi = g[i] + wd * w[i];
-          s2[i] = h.beta2 * s2[i] + (1.f - h.beta2) * gi * gi;
-          w[i] -= lr * gi / (std::sqrt(s2[i]) + h.eps);
-        }
-        return;
-      case UpdateRule::kAdagrad:
-        for (int64_t i = 0; i < n; ++i) {
-          const float gi = g[i] + wd * w[i];
-          s1[i] += gi * gi;
-          w[i] -= lr * gi / (std::sqrt(s1[i]) + h.eps);
-        }
-        return;
-    }
   }
 
   void use_blas_threads(int n) {

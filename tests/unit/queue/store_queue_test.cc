@@ -103,6 +103,32 @@ TEST_F(StoreTest, StoreQueueRejectsBadOptions) {
   o.max_attempts = 0;
   EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument,
                      "max_attempts");
+  o = fast();
+  o.min_prefetch = 16;  // above max_prefetch (8)
+  EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument,
+                     "min_prefetch <= max_prefetch");
+  o.min_prefetch = 0;
+  EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument,
+                     "1 <= min_prefetch");
+}
+
+// A worker training packs of K asks for K trials per claim, even for its first receive.
+TEST_F(StoreTest, StoreQueueClaimsAtLeastMinPrefetchAtOnce) {
+  int64_t study = study_with_trials("s", 10);
+  StoreQueueOptions o = fast();
+  o.min_prefetch = 4;
+  auto queue = make_store_queue(*store_, "w1", o);
+  const auto before = store_->stats().transactions;
+  std::vector<int64_t> numbers;
+  for (int i = 0; i < 4; ++i) {
+    std::optional<Delivery> d = queue->receive(milliseconds(0));
+    ASSERT_TRUE(d);
+    numbers.push_back(d->number);
+  }
+  EXPECT_EQ(numbers, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(store_->stats().transactions - before, 1) << "one claim transaction for the pack";
+  EXPECT_EQ(store_->counts(study)[store::TrialStatus::kRunning], 4);
+  queue->close();
 }
 
 // Real time from here on: the lease keeper is a real thread.

@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "common/error.h"
 #include "worker/fault_injection.h"
 #include "worker/trial_report.h"
+#include "worker/worker.h"
 
 namespace layerlab::worker {
 namespace {
@@ -78,6 +80,23 @@ TEST(TrialReport, EpochRowsCarryTheCurve) {
   EXPECT_EQ(row.extra["learning_rate"], 0.01);
   EXPECT_EQ(epoch_metric("train_loss").of(e), 0.25);
   EXPECT_EQ(epoch_metric("val_rmse").of(e), 0.9);
+}
+
+TEST(RunWorker, RejectsSlotsOrPackBelowOneBeforeTouchingTheStore) {
+  const std::atomic<bool> stop{false};
+  WorkerOptions o;
+  o.store_url = "sqlite:/nonexistent-dir/never-created.db";
+  o.pack = 0;
+  try {
+    run_worker(o, stop);
+    FAIL() << "pack 0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("pack must be >= 1"), std::string::npos) << e.what();
+  }
+  o.pack = 1;
+  o.slots = 0;
+  EXPECT_THROW(run_worker(o, stop), Error);
 }
 
 }  // namespace

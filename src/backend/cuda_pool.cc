@@ -1,0 +1,67 @@
+#include "backend/cuda_pool.h"
+
+#include <bit>
+#include <string>
+
+#include "common/error.h"
+
+namespace layerlab::backend {
+
+size_t CachingPool::size_class(size_t bytes) {
+  constexpr size_t kSmallest = 512;
+  if (bytes <= kSmallest) return kSmallest;
+  // 2^top < bytes <= 2^(top+1): round up to a multiple of 2^(top-2).
+  const int top = std::bit_width(bytes - 1) - 1;
+  const size_t quarter = size_t{1} << (top - 2);
+  return (bytes + quarter - 1) / quarter * quarter;
+}
+
+void* CachingPool::allocate(size_t bytes) {
+  const size_t size = size_class(bytes);
+  void* p = nullptr;
+  auto it = free_.find(size);
+  if (it != free_.end() && !it->second.empty()) {
+    p = it->second.back();
+    it->second.pop_back();
+    pooled_ -= static_cast<int64_t>(size);
+  } else {
+    p = raw_->allocate(size);
+    if (!p && pooled_ > 0) {
+      trim();
+      p = raw_->allocate(size);
+    }
+    if (!p)
+      throw failed_precondition("cuda: out of device memory allocating " + std::to_string(size) +
+                                " bytes (" + std::to_string(held_) + " bytes held)");
+    held_ += static_cast<int64_t>(size);
+  }
+  live_.emplace(p, size);
+  return p;
+}
+
+void CachingPool::release(void* p) {
+  if (!p) return;
+  auto it = live_.find(p);
+  if (it == live_.end())
+    throw invalid_argument("cuda: release of a pointer this backend did not allocate");
+  free_[it->second].push_back(p);
+  pooled_ += static_cast<int64_t>(it->second);
+  live_.erase(it);
+}
+
+void CachingPool::trim() {
+  for (auto& [size, blocks] : free_) {
+    for (void* p : blocks) raw_->free(p);
+    const auto freed = static_cast<int64_t>(size * blocks.size());
+    held_ -= freed;
+    pooled_ -= freed;
+    blocks.clear();
+  }
+}
+
+CachingPool::~CachingPool() {
+  trim();
+  for (auto& [p, size] : live_) raw_->free(p);
+}
+
+}  // namespace layerlab::backend
