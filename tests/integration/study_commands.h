@@ -27,6 +27,19 @@ parameters:
   epochs: {value: 5}
 )";
 
+// ASHA over 2 widths x 2 learning rates x 3 seeds on digits; 1e-9 cannot learn and must
+// be pruned. 12 trials of 9 epochs.
+inline constexpr const char* kAshaStudy = R"(name: asha
+datasets: [digits]
+seeds: [0, 1, 2]
+parameters:
+  learning_rate: {values: [0.01, 1.0e-9]}
+  units: {values: [16, 32]}
+  optimizer: {value: adam}
+  epochs: {value: 9}
+early_terminate: {type: asha, min_epochs: 1, eta: 3}
+)";
+
 struct Study {
   std::filesystem::path dir, file;
   std::string store;  // a SQLite file in dir unless the test sets another URL

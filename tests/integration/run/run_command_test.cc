@@ -196,16 +196,7 @@ TEST(RunCommand, CtrlCStopsCleanlyAndRunResumes) {
 }
 
 TEST(RunCommand, AshaPrunesTheConfigurationsThatCannotLearn) {
-  const Study s = write_study("run-asha", R"(name: asha
-datasets: [digits]
-seeds: [0, 1, 2]
-parameters:
-  learning_rate: {values: [0.01, 1.0e-9]}
-  units: {values: [16, 32]}
-  optimizer: {value: adam}
-  epochs: {value: 9}
-early_terminate: {type: asha, min_epochs: 1, eta: 3}
-)");
+  const Study s = write_study("run-asha", testing::kAshaStudy);
   ASSERT_EQ(run_study(s).exit_code, 0);
   int good_completed = 0;
   const json exported = export_json(s, "asha");
