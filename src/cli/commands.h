@@ -18,6 +18,7 @@ void add_studies_command(CLI::App& app);
 void add_status_command(CLI::App& app);
 void add_trials_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_cancel_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_submit_command(CLI::App& app);

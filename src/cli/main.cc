@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   layerlab::cli::add_status_command(app);
   layerlab::cli::add_trials_command(app);
   layerlab::cli::add_export_command(app);
+  layerlab::cli::add_report_command(app);
   layerlab::cli::add_cancel_command(app);
   layerlab::cli::add_serve_command(app);
   layerlab::cli::add_submit_command(app);

@@ -1,0 +1,68 @@
+#include "report/findings.h"
+
+#include "server/views.h"
+
+namespace layerlab::report {
+
+using nlohmann::json;
+
+Findings analyse(const StudyView& view) {
+  Findings f;
+  f.sample = select_trials(view);
+  f.depth = analyse_depth(f.sample);
+  f.time = analyse_time(f.sample);
+  f.effects = analyse_effects(f.sample);
+  f.importance = analyse_importance(f.sample);
+  f.best = best_configurations(f.sample);
+  return f;
+}
+
+json findings_json(const Findings& f, const store::StudyRecord& study,
+                   const store::StudyCounts& counts) {
+  const StudyView& v = *f.sample.view;
+  json varied = json::array();
+  for (int p : f.sample.varied_params()) varied.push_back(f.sample.param_name(p));
+  using store::TrialStatus;
+  const json left_out = {
+      {"pruned", f.sample.pruned},
+      {"no_value", f.sample.no_value},
+      {"diverged", counts[TrialStatus::kDiverged]},
+      {"failed", counts[TrialStatus::kFailed]},
+      {"cancelled", counts[TrialStatus::kCancelled]},
+      {"not_finished", counts[TrialStatus::kQueued] + counts[TrialStatus::kRunning]},
+  };
+  return {
+      {"report", "layerlab report"},
+      {"version", 1},
+      {"study",
+       {{"id", study.id},
+        {"name", study.name},
+        {"status", store::to_string(study.status)},
+        {"created_at", server::iso_time(study.created_at)},
+        {"metric", v.spec.metric},
+        {"goal", v.spec.maximize ? "maximize" : "minimize"},
+        {"method", v.spec.method},
+        {"datasets", v.spec.datasets},
+        {"varied_parameters", std::move(varied)}}},
+      {"trials",
+       {{"planned", v.total},
+        {"stored", counts.total()},
+        {"counts", server::counts_json(counts)},
+        {"analysed", f.sample.trials.size()},
+        {"left_out", left_out}}},
+      {"rules",
+       {{"sample", kSampleRule},
+        {"plateau", kPlateauRule},
+        {"time", kTimeRule},
+        {"effects", kEffectRule},
+        {"importance", kImportanceRule},
+        {"best", kBestRule}}},
+      {"depth", to_json(f.depth)},
+      {"time", to_json(f.time)},
+      {"effects", to_json(f.effects)},
+      {"importance", to_json(f.importance)},
+      {"best", to_json(f.best)},
+  };
+}
+
+}  // namespace layerlab::report

@@ -1,0 +1,219 @@
+#include "report/html_findings.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "report/html_text.h"
+
+namespace layerlab::report {
+namespace {
+
+using nlohmann::json;
+
+std::string section(const std::string& id, const std::string& title, const std::string& body) {
+  return "<section class=\"card\" id=\"" + id + "\">\n<h2>" + title + "</h2>\n" + body +
+         "</section>\n";
+}
+
+std::string note(const json& text) {
+  return text.is_string() ? "<p class=\"note\">" + escape_html(text.get<std::string>()) + "</p>\n"
+                          : "";
+}
+
+std::string name(const json& f, const char* key) {
+  return escape_html(f.value(key, ""));
+}
+
+std::string params_text(const json& params) {
+  std::string out;
+  for (const auto& [k, v] : params.items())
+    out += (out.empty() ? "" : ", ") + escape_html(k) + "=" + cell(v);
+  return out.empty() ? "\u2014" : out;
+}
+
+std::string join(const json& names, const std::string& sep) {
+  std::string out;
+  for (const json& n : names) out += (out.empty() ? "" : sep) + cell(n);
+  return out;
+}
+
+std::string signed_seconds(const json& v) {
+  return v.is_number() ? fmt::format("{:+.3g} s", v.get<double>()) : "\u2014";
+}
+
+}  // namespace
+
+std::string plot_div(const std::string& figure) {
+  return "<div class=\"plot\" id=\"plot-" + figure + "\" data-figure=\"" + figure + "\"></div>\n";
+}
+
+std::string answers_section(const json& f) {
+  const std::string metric = escape_html(f["study"]["metric"].get<std::string>());
+  std::string body = "<h3>RQ1/RQ2: " + metric + " against depth</h3>\n<ul class=\"answers\">\n";
+  for (const json& c : f["depth"]["curves"])
+    body += "<li><b>" + name(c, "dataset") + "</b> \u00b7 " + name(c, "label") + ": " +
+            escape_html(c["plateau"]["verdict"].get<std::string>()) + " (best mean " +
+            cell(c["plateau"]["best_mean"]) + " at depth " + cell(c["plateau"]["best_depth"]) +
+            ")</li>\n";
+  if (f["depth"]["curves"].empty()) body += "<li>" + cell(f["depth"]["note"]) + "</li>\n";
+  body += "</ul>\n<h3>RQ1/RQ2: training time against depth</h3>\n<ul class=\"answers\">\n";
+  for (const json& t : f["time"]) {
+    body += "<li><b>" + name(t, "dataset") + "</b>: ";
+    if (t["fit"].is_object())
+      body += signed_seconds(t["fit"]["slope"]) + " per hidden layer (R\u00b2 " +
+              cell(t["fit"]["r2"], 3) + " over " + cell(t["fit"]["n"]) + " trials); ";
+    body += escape_html(t["verdict"].get<std::string>());
+    if (t["r2_means"].is_number() && t["points"].size() >= 3)
+      body += " (R\u00b2 of the per-depth means " + cell(t["r2_means"], 3) + ")";
+    body += "</li>\n";
+  }
+  if (f["time"].empty()) body += "<li>no depth to fit against</li>\n";
+  body += "</ul>\n<h3>Which parameters matter</h3>\n<ul class=\"answers\">\n";
+  for (const json& d : f["importance"]) {
+    std::string top;
+    for (size_t i = 0; i < d["ranked"].size() && i < 3; ++i)
+      top += (i ? ", " : "") + name(d["ranked"][i], "parameter") + " " +
+             percent(d["ranked"][i]["share"]);
+    body += "<li><b>" + name(d, "dataset") +
+            "</b>: " + (top.empty() ? std::string("no parameter varies") : top) +
+            " of the variance</li>\n";
+  }
+  body += "</ul>\n";
+  return section("answers", "Answers", body);
+}
+
+std::string trials_section(const json& f) {
+  const json& t = f["trials"];
+  HtmlTable table({"trials", "#count"}, "trials-table");
+  table.row({"planned", cell(t["planned"])}).row({"stored", cell(t["stored"])});
+  table.row({"<b>analysed</b>", "<b>" + cell(t["analysed"]) + "</b>"});
+  for (const auto& [why, n] : t["left_out"].items())
+    table.row({"left out: " + escape_html(why), cell(n)});
+  return section("trials", "Trials",
+                 table.str() + "<p class=\"muted small\">" +
+                     escape_html(f["rules"]["sample"].get<std::string>()) + "</p>\n");
+}
+
+std::string depth_section(const json& f) {
+  const json& d = f["depth"];
+  const std::string metric = escape_html(f["study"]["metric"].get<std::string>());
+  std::string body = note(d["note"]);
+  if (!d["curves"].empty()) {
+    body += "<p class=\"muted\">Mean \u00b1 standard error of " + metric +
+            " at each depth, per dataset; one line per " +
+            (d["split_by"].empty() ? std::string("study") : join(d["split_by"], " \u00d7 ")) +
+            " level. Star: plateau depth; triangle: no plateau observed.</p>\n" + plot_div("depth");
+    HtmlTable plateaus(
+        {"dataset", "group", "#best depth", "#best mean", "#plateau depth", "verdict"},
+        "plateau-table");
+    std::set<double> depths;
+    for (const json& c : d["curves"]) {
+      const json& p = c["plateau"];
+      plateaus.row({name(c, "dataset"), name(c, "label"), cell(p["best_depth"]),
+                    cell(p["best_mean"]), cell(p["plateau_depth"]),
+                    escape_html(p["verdict"].get<std::string>())});
+      for (const json& q : c["points"]) depths.insert(q["depth"].get<double>());
+    }
+    std::vector<std::string> columns = {"dataset", "group"};
+    for (double x : depths) columns.push_back("#depth " + cell(json(x)));
+    HtmlTable means(columns, "depth-table");
+    for (const json& c : d["curves"]) {
+      std::map<double, std::string> at;
+      for (const json& q : c["points"])
+        at[q["depth"].get<double>()] =
+            with_se(q["mean"], q["se"]) + " <span class=\"muted\">(" + cell(q["n"]) + ")</span>";
+      std::vector<std::string> row = {name(c, "dataset"), name(c, "label")};
+      for (double x : depths) row.push_back(at.count(x) ? at[x] : "");
+      means.row(row);
+    }
+    body += "<h3>Plateau per curve</h3>\n" + plateaus.str() +
+            "<h3>Mean \u00b1 standard error (n) per depth</h3>\n" + means.str();
+  }
+  return section("depth", "RQ1/RQ2: " + metric + " against depth", body);
+}
+
+std::string time_section(const json& f) {
+  std::string body;
+  if (f["time"].empty()) {
+    body = note(f["depth"]["note"]);
+  } else {
+    body =
+        "<p class=\"muted\">Mean \u00b1 std of the training time at each depth; dashed: the "
+        "least-squares line through every trial.</p>\n" +
+        plot_div("time-fit");
+    HtmlTable table({"dataset", "#n", "#slope (s per layer)", "#intercept (s)", "#R\u00b2",
+                     "#R\u00b2 of the means", "verdict"},
+                    "time-table");
+    for (const json& t : f["time"]) {
+      const json fit = t["fit"].is_object() ? t["fit"] : json::object();
+      table.row({name(t, "dataset"), cell(t["n"]), cell(fit.value("slope", json())),
+                 cell(fit.value("intercept", json())), cell(fit.value("r2", json()), 3),
+                 cell(t["r2_means"], 3), escape_html(t["verdict"].get<std::string>())});
+    }
+    body += table.str();
+  }
+  return section("time", "RQ1/RQ2: training time against depth", body);
+}
+
+std::string importance_section(const json& f) {
+  std::string body =
+      "<p class=\"muted\">Share of the metric's variance explained by each parameter's "
+      "marginal means (first-order variance decomposition; see the rules below).</p>\n" +
+      plot_div("importance");
+  HtmlTable imp({"dataset", "parameter", "#share", "#groups"}, "importance-table");
+  for (const json& d : f["importance"]) {
+    for (const json& p : d["ranked"])
+      imp.row({name(d, "dataset"), name(p, "parameter"), percent(p["share"]),
+               cell(p["groups"]) + (p["binned"].get<bool>() ? " quantile bins" : "")});
+    imp.row({name(d, "dataset"), "<i>rest (interactions, noise)</i>", percent(d["rest"]), ""});
+  }
+  body += imp.str();
+  const json& e = f["effects"];
+  if (!e["categorical"].empty()) {
+    HtmlTable t({"dataset", "parameter", "level", "#n", "#mean \u00b1 SE", "#\u0394 to best",
+                 "#\u03b7\u00b2"},
+                "categorical-effects");
+    for (const json& c : e["categorical"])
+      for (const json& l : c["levels"])
+        t.row({name(c, "dataset"), name(c, "parameter"), cell(l["level"]), cell(l["n"]),
+               with_se(l["mean"], l["se"]), cell(l["diff_to_best"], 3), cell(c["eta2"], 3)},
+              l["level"] == c["best_level"] ? "best" : "");
+    body += "<h3>Effects of named parameters</h3>\n" + t.str();
+  }
+  if (!e["binary"].empty()) {
+    HtmlTable t({"dataset", "parameter", "#n true / false", "#mean true", "#mean false",
+                 "#difference", "#95% CI", "#Cohen's d"},
+                "binary-effects");
+    for (const json& b : e["binary"])
+      t.row({name(b, "dataset"), name(b, "parameter"),
+             cell(b["n_true"]) + " / " + cell(b["n_false"]), cell(b["mean_true"]),
+             cell(b["mean_false"]), cell(b["diff"], 3),
+             b["ci95"].is_array() ? "[" + cell(b["ci95"][0], 3) + ", " + cell(b["ci95"][1], 3) + "]"
+                                  : "\u2014",
+             cell(b["cohens_d"], 3)});
+    body += "<h3>Effects of true/false parameters</h3>\n" + t.str();
+  }
+  return section("importance", "Which parameters matter", body);
+}
+
+std::string best_section(const json& f) {
+  HtmlTable t({"dataset", "#rank", "parameters", "#trials", "#mean \u00b1 SE", "#best value",
+               "#best trial"},
+              "best-table");
+  for (const json& c : f["best"])
+    t.row({name(c, "dataset"), cell(c["rank"]), params_text(c["params"]), cell(c["n"]),
+           with_se(c["mean"], c["se"]), cell(c["best_value"]),
+           fmt::format("#{}", cell(c["best_trial"]))});
+  return section("best", "Best configurations", t.str());
+}
+
+std::string rules_section(const json& f) {
+  std::string body = "<ol class=\"rules\">\n";
+  for (const char* key : {"sample", "plateau", "time", "effects", "importance", "best"})
+    body += "<li><b>" + escape_html(key) + "</b>: " + name(f["rules"], key) + "</li>\n";
+  return section("rules", "Methods and rules", body + "</ol>\n");
+}
+
+}  // namespace layerlab::report

@@ -1,0 +1,177 @@
+// `layerlab report` end to end on a study run by the real `layerlab run`: the JSON's
+// numbers agree with the trials `layerlab export` gives, the HTML is one self-contained
+// file (Plotly and the figure code inlined, nothing to fetch) carrying the same numbers.
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "integration/report/report_study.h"
+
+namespace layerlab {
+namespace {
+
+using nlohmann::json;
+using testing::read_file;
+using testing::report;
+using testing::report_study;
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+struct Cell {
+  std::vector<double> values;
+  double mean() const { return mean_of(values); }
+};
+
+// (dataset, activation, depth) -> values of the completed trials.
+std::map<std::tuple<std::string, std::string, int>, Cell> cells(const json& exported) {
+  std::map<std::tuple<std::string, std::string, int>, Cell> out;
+  for (const json& t : exported["trials"]) {
+    if (t["status"] != "completed") continue;
+    out[{t["dataset"], t["params"]["activation"], t["params"]["hidden_layers"].get<int>()}]
+        .values.push_back(t["value"].get<double>());
+  }
+  return out;
+}
+
+json report_json() {
+  const auto dir = report_study().study.dir;
+  const auto r = report("depth-report -o " + (dir / "report.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(read_file(dir / "report.json"));
+}
+
+TEST(ReportCommand, JsonNumbersAgreeWithTheTrials) {
+  const json& exported = report_study().exported;
+  ASSERT_EQ(exported["trials"].size(), 24u);
+  const json r = report_json();
+  EXPECT_EQ(r["study"]["name"], "depth-report");
+  EXPECT_EQ(r["study"]["metric"], "val_accuracy");
+  EXPECT_EQ(r["study"]["goal"], "maximize");
+  EXPECT_EQ(r["trials"]["analysed"], 24);
+  EXPECT_EQ(r["trials"]["stored"], 24);
+  EXPECT_EQ(r["depth"]["split_by"], json({"activation"}));
+
+  // Every (dataset, activation) curve: mean and count at each depth, and the plateau rule.
+  const auto expected = cells(exported);
+  ASSERT_EQ(r["depth"]["curves"].size(), 4u);
+  for (const json& c : r["depth"]["curves"]) {
+    ASSERT_EQ(c["points"].size(), 3u);
+    // The rule, applied here to the reported means and standard errors.
+    double best_mean = -1, best_se = 0;
+    int best_depth = 0;
+    for (const json& p : c["points"]) {
+      const Cell& cell = expected.at({c["dataset"], c["label"], p["depth"].get<int>()});
+      EXPECT_EQ(p["n"], 2);
+      EXPECT_NEAR(p["mean"].get<double>(), cell.mean(), 1e-12) << c["dataset"] << c["label"];
+      const double se = std::abs(cell.values[0] - cell.values[1]) / 2;  // sd / sqrt(2), n = 2
+      EXPECT_NEAR(p["se"].get<double>(), se, 1e-12);
+      if (p["mean"].get<double>() > best_mean) {
+        best_mean = p["mean"].get<double>();
+        best_se = p["se"].get<double>();
+        best_depth = p["depth"];
+      }
+    }
+    const json& plateau = c["plateau"];
+    EXPECT_EQ(plateau["best_depth"], best_depth);
+    int first_within = 0;
+    for (const json& p : c["points"])
+      if (!first_within && p["mean"].get<double>() >= best_mean - best_se)
+        first_within = p["depth"];
+    EXPECT_EQ(plateau["plateau_depth"], first_within);
+    EXPECT_EQ(plateau["best_is_deepest"], best_depth == 4);
+    EXPECT_EQ(plateau["deeper_worse"],
+              best_depth != 4 && c["points"][2]["mean"].get<double>() < best_mean - best_se);
+  }
+
+  // Time against depth: the least-squares line through each dataset's 12 trials.
+  ASSERT_EQ(r["time"].size(), 2u);
+  for (const json& t : r["time"]) {
+    std::vector<double> x, y;
+    for (const json& trial : exported["trials"])
+      if (trial["dataset"] == t["dataset"]) {
+        x.push_back(trial["params"]["hidden_layers"].get<double>());
+        y.push_back(trial["result"]["seconds"].get<double>());
+      }
+    const double mx = mean_of(x), my = mean_of(y);
+    double sxx = 0, sxy = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      sxx += (x[i] - mx) * (x[i] - mx);
+      sxy += (x[i] - mx) * (y[i] - my);
+    }
+    EXPECT_EQ(t["n"], 12);
+    EXPECT_NEAR(t["fit"]["slope"].get<double>(), sxy / sxx, 1e-9);
+    EXPECT_NEAR(t["fit"]["intercept"].get<double>(), my - sxy / sxx * mx, 1e-9);
+  }
+
+  // Importance ranks the two varied parameters per dataset; the best configuration of each
+  // dataset is the (activation, depth) with the highest mean over its two seeds.
+  ASSERT_EQ(r["importance"].size(), 2u);
+  for (const json& d : r["importance"]) {
+    std::set<std::string> names;
+    for (const json& p : d["ranked"]) {
+      names.insert(p["parameter"]);
+      EXPECT_GE(p["share"].get<double>(), 0);
+      EXPECT_LE(p["share"].get<double>(), 1);
+    }
+    EXPECT_TRUE(names.size() <= 2 && !names.count("seed") && !names.count("units"));
+  }
+  std::map<std::string, double> best_mean;
+  for (const auto& [key, cell] : expected)
+    best_mean[std::get<0>(key)] = std::max(best_mean[std::get<0>(key)], cell.mean());
+  ASSERT_EQ(r["best"].size(), 12u);  // 6 configurations per dataset
+  for (const json& b : r["best"]) {
+    if (b["rank"] != 1) continue;
+    EXPECT_NEAR(b["mean"].get<double>(), best_mean.at(b["dataset"]), 1e-12);
+    EXPECT_EQ(b["params"].size(), 2u);
+  }
+  EXPECT_EQ(r["effects"]["categorical"].size(), 2u);  // activation on each dataset
+  EXPECT_TRUE(r["effects"]["binary"].empty());
+
+  // `-o -` writes the same document to stdout.
+  const auto out = report("depth-report --format json -o -");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(json::parse(out.out), r);
+}
+
+TEST(ReportCommand, HtmlIsSelfContainedAndCarriesTheSameNumbers) {
+  const auto dir = report_study().study.dir;
+  const auto r = report("depth-report -o " + (dir / "report.html").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const std::string html = read_file(dir / "report.html");
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
+  EXPECT_GT(html.size(), 1'000'000u) << "Plotly is inlined";
+  EXPECT_NE(html.find("plotly.js v"), std::string::npos);
+  EXPECT_NE(html.find("function metricFigure("), std::string::npos);
+  EXPECT_FALSE(std::regex_search(
+      html, std::regex(R"(<(script|link)\b[^>]*\b(src|href)\s*=)", std::regex::icase)))
+      << "a script or stylesheet to fetch";
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"(<script[^>]*type="module")")));
+  for (const char* id :
+       {"plot-depth", "plot-time-fit", "plot-importance", "plot-study-metric", "plot-study-time",
+        "plot-study-history", "plot-study-parcoords", "plot-study-curves"})
+    EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
+
+  // The numbers inside are the JSON report's.
+  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
+  const size_t at = html.find(open);
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = html.find("</script>", at);
+  const json data = json::parse(html.substr(at + open.size(), end - at - open.size()));
+  EXPECT_EQ(data["findings"], report_json());
+  EXPECT_EQ(data["page"]["metric_summary"]["trials"], 24);
+  EXPECT_EQ(data["page"]["curves"].size(), 2u);  // the best trial of each dataset
+  EXPECT_EQ(data["page"]["history"]["total"], 24);
+
+  const auto out = report("depth-report --format html -o -");
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(out.out.rfind("<!doctype html>", 0), 0u);
+}
+
+}  // namespace
+}  // namespace layerlab
