@@ -51,29 +51,6 @@ double student_t_cdf(double t, double df) {
 
 }  // namespace
 
-void Moments::add(double y) {
-  if (n == 0) min = max = y;
-  ++n;
-  const double d = y - mean;
-  mean += d / static_cast<double>(n);
-  m2 += d * (y - mean);
-  min = std::min(min, y);
-  max = std::max(max, y);
-}
-
-double Moments::variance() const {
-  return n > 1 ? std::max(0.0, m2 / static_cast<double>(n - 1)) : 0.0;
-}
-
-double Moments::sd() const {
-  return std::sqrt(variance());
-}
-
-std::optional<double> Moments::se() const {
-  if (n < 2) return std::nullopt;
-  return sd() / std::sqrt(static_cast<double>(n));
-}
-
 double student_t_quantile(double p, double df) {
   if (!(p > 0 && p < 1) || !(df > 0))
     throw internal_error("student_t_quantile: needs 0 < p < 1 and df > 0");

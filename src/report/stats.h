@@ -1,25 +1,17 @@
-// Small statistics for the report: running moments, Student's t quantile, Welch's interval
-// for a difference of means, Cohen's d and the share of variance explained by groups.
-// Pure functions, no I/O.
+// Small statistics for the report (running moments: common/moments.h): Student's t quantile,
+// Welch's interval for a difference of means, Cohen's d and the share of variance explained by
+// groups. Pure functions, no I/O.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <vector>
 
+#include "common/moments.h"
+
 namespace layerlab::report {
 
-// Mean and variance in one pass (Welford).
-struct Moments {
-  size_t n = 0;
-  double mean = 0, m2 = 0;
-  double min = 0, max = 0;
-  void add(double y);
-  double variance() const;  // sample variance (n - 1); 0 when n < 2
-  double sd() const;
-  // Standard error of the mean, sd / sqrt(n); nullopt when n < 2 (not measurable).
-  std::optional<double> se() const;
-};
+using layerlab::Moments;
 
 // The p-quantile of Student's t distribution with df > 0 degrees of freedom (0 < p < 1).
 double student_t_quantile(double p, double df);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "common/error.h"
+#include "common/moments.h"
 
 namespace layerlab::server {
 namespace {
@@ -66,21 +67,6 @@ struct ScalarLess {
     if (a.string < 0) return a.number < b.number;
     return v.strings[static_cast<size_t>(a.string)] < v.strings[static_cast<size_t>(b.string)];
   }
-};
-
-struct Moments {
-  size_t n = 0;
-  double mean = 0, m2 = 0;  // Welford
-  double min = INFINITY, max = -INFINITY;
-  void add(double y) {
-    ++n;
-    const double d = y - mean;
-    mean += d / static_cast<double>(n);
-    m2 += d * (y - mean);
-    min = std::min(min, y);
-    max = std::max(max, y);
-  }
-  double std() const { return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0.0; }
 };
 
 struct Series {
@@ -144,7 +130,7 @@ json summarize(const StudyView& v, const SummaryQuery& q) {
       for (const auto& [x, m] : s.points)
         points.push_back({{"x", v.scalar_json(x)},
                           {"mean", m.mean},
-                          {"std", m.std()},
+                          {"std", m.sd()},
                           {"n", m.n},
                           {"min", m.min},
                           {"max", m.max}});
