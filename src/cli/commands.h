@@ -22,5 +22,8 @@ void add_report_command(CLI::App& app);
 void add_cancel_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_submit_command(CLI::App& app);
+void add_rerun_command(CLI::App& app);
+void add_best_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 
 }  // namespace layerlab::cli

@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   layerlab::cli::add_cancel_command(app);
   layerlab::cli::add_serve_command(app);
   layerlab::cli::add_submit_command(app);
+  layerlab::cli::add_rerun_command(app);
+  layerlab::cli::add_best_command(app);
+  layerlab::cli::add_predict_command(app);
   layerlab::cli::add_datasets_command(app);
   std::string command = "layerlab";
   try {

@@ -123,6 +123,47 @@ std::vector<float> Network::parameters(int member) const {
   return out;
 }
 
+std::vector<std::vector<float>> Network::download_statistics(int member, bool variances) const {
+  std::vector<std::vector<float>> out;
+  if (!arch_.batch_norm) return out;
+  for (const Layer& l : layers_) {
+    if (!l.hidden) continue;
+    const auto& buf = variances ? l.running_var : l.running_mean;
+    std::vector<float> v(static_cast<size_t>(l.out));
+    b_.download(v.data(), buf.data() + static_cast<int64_t>(member) * l.out,
+                v.size() * sizeof(float));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<std::vector<float>> Network::running_means(int member) const {
+  return download_statistics(member, false);
+}
+
+std::vector<std::vector<float>> Network::running_variances(int member) const {
+  return download_statistics(member, true);
+}
+
+void Network::set_running_statistics(int member, const std::vector<std::vector<float>>& mean,
+                                     const std::vector<std::vector<float>>& var) {
+  const size_t hidden = arch_.batch_norm ? arch_.hidden.size() : 0;
+  if (mean.size() != hidden || var.size() != hidden)
+    throw invalid_argument("network: expected running statistics for " + std::to_string(hidden) +
+                           " batch-norm layers, got " + std::to_string(mean.size()) +
+                           " means and " + std::to_string(var.size()) + " variances");
+  for (size_t i = 0; i < hidden; ++i) {
+    Layer& l = layers_[i];
+    if (mean[i].size() != static_cast<size_t>(l.out) || var[i].size() != static_cast<size_t>(l.out))
+      throw invalid_argument("network: hidden layer " + std::to_string(i) + " has width " +
+                             std::to_string(l.out) + ", its running statistics " +
+                             std::to_string(mean[i].size()) + " means and " +
+                             std::to_string(var[i].size()) + " variances");
+    l.running_mean.upload(mean[i].data(), mean[i].size(), static_cast<size_t>(member) * l.out);
+    l.running_var.upload(var[i].data(), var[i].size(), static_cast<size_t>(member) * l.out);
+  }
+}
+
 backend::Backend::BatchNormState Network::bn_state(Layer& l) {
   backend::Backend::BatchNormState s;
   s.gamma = at(params_, l.gamma);

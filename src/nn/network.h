@@ -48,6 +48,13 @@ class Network {
   void initialize(int member, Init init, uint64_t seed);
   void set_parameters(int member, std::span<const float> flat);
   std::vector<float> parameters(int member) const;
+  // Batch-norm running statistics (inference uses them): one vector per hidden layer, of its
+  // width; empty without batch norm. set_ throws InvalidArgument naming the layer on a
+  // count or width that does not match.
+  std::vector<std::vector<float>> running_means(int member) const;
+  std::vector<std::vector<float>> running_variances(int member) const;
+  void set_running_statistics(int member, const std::vector<std::vector<float>>& mean,
+                              const std::vector<std::vector<float>>& var);
 
   // Forward pass over x [pack][rows][inputs] on the device. Training mode uses batch
   // statistics and dropout; `step` selects dropout masks (same step, same masks).
@@ -76,6 +83,7 @@ class Network {
     return {buf.data() + offset, stride_};
   }
   float* output_of(Layer& l) { return l.h.size() ? l.h.data() : l.a.data(); }
+  std::vector<std::vector<float>> download_statistics(int member, bool variances) const;
 
   backend::Backend& b_;
   Architecture arch_;

@@ -126,7 +126,11 @@ class PackTrainer {
     for (int p = 0; p < pack_; ++p) {
       TrainResult r = std::move(states_[p].result);
       r.seconds = total;
-      if (options.keep_parameters) r.parameters = net_.parameters(p);
+      if (options.keep_parameters) {
+        r.parameters = net_.parameters(p);
+        r.running_mean = net_.running_means(p);
+        r.running_var = net_.running_variances(p);
+      }
       out.push_back(std::move(r));
     }
     return out;
@@ -205,6 +209,7 @@ class PackTrainer {
     if (!finite) {
       stop(s, TrialStatus::kDiverged,
            "loss became NaN or infinite in epoch " + std::to_string(r.epoch));
+      if (options.on_epoch) options.on_epoch(p, r);  // the curve's last epoch; it has ended
       return;
     }
     if (val_.rows && r.val_loss < s.best_val_loss) {
@@ -220,6 +225,7 @@ class PackTrainer {
     if (patience > 0 && s.epochs_without_improvement >= patience) {
       stop(s, TrialStatus::kEarlyStopped,
            "validation loss did not improve for " + std::to_string(patience) + " epochs");
+      if (options.on_epoch) options.on_epoch(p, r);  // the curve's last epoch; it has ended
       return;
     }
     if (options.on_epoch && !options.on_epoch(p, r))

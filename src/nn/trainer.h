@@ -54,9 +54,14 @@ struct TrainResult {
   double seconds = 0;
   std::string message;            // why it stopped, for diverged / pruned / early stopped
   std::vector<float> parameters;  // the final weights, when asked for
+  // With batch norm, when the weights are asked for: the running statistics inference uses,
+  // one vector per hidden layer (Network::running_means / running_variances).
+  std::vector<std::vector<float>> running_mean, running_var;
 };
 
-// Called after every epoch of every active member; returning false prunes the member.
+// Called after every epoch of every active member, the epoch in which a member diverges or
+// stops early included (so a caller that stores the curve from it gets every epoch; the
+// return value is then ignored); returning false prunes the member.
 using EpochCallback = std::function<bool(int member, const EpochRecord&)>;
 
 struct TrainOptions {

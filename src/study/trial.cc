@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "study/provenance.h"
 
 namespace layerlab::study {
 
@@ -99,6 +100,7 @@ json TrialOutcome::to_json() const {
               {"validation_rows", validation_rows},
               {"backend", backend},
               {"pack_size", pack_size},
+              {"provenance", provenance},
               {"params", spec.to_json()},
               {"curve", curve}};
   if (!result.message.empty()) out["message"] = result.message;
@@ -146,6 +148,7 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
   options.on_epoch = on_epoch;
   std::vector<nn::TrainResult> results =
       nn::train_pack(b, members, data.task, data.train(), data.validation(), options);
+  const nlohmann::json where = provenance(b);
   std::vector<TrialOutcome> out(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
     out[i].spec = specs[i];
@@ -153,6 +156,7 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
     out[i].result = std::move(results[i]);
     out[i].backend = b.describe();
     out[i].pack_size = static_cast<int>(specs.size());
+    out[i].provenance = where;
     out[i].train_rows = data.split.train.rows;
     out[i].validation_rows = data.split.validation.rows;
   }

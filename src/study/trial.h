@@ -32,8 +32,9 @@ struct TrialOutcome {
   TrialSpec spec;
   nn::Task task;
   nn::TrainResult result;
-  std::string backend;  // Backend::describe()
-  int pack_size = 1;    // trials trained together in one batched computation
+  std::string backend;        // Backend::describe()
+  int pack_size = 1;          // trials trained together in one batched computation
+  nlohmann::json provenance;  // study::provenance(): version, revision, host, BLAS, threads
   int64_t train_rows = 0, validation_rows = 0;
 
   // The final JSON result: status, metrics, epochs run, seconds, curve, resolved parameters.
