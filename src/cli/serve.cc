@@ -23,6 +23,8 @@ struct ServeFlags {
   std::string token;
   int workers = 0;
   int threads = 1;
+  int pack = 1;
+  std::string device = "cpu";
 };
 
 // HOST:PORT, [V6]:PORT; kInvalidArgument otherwise.
@@ -65,6 +67,8 @@ void serve(const ServeFlags& f) {
   if (f.workers > 0) {
     std::vector<std::string> args{"--store",        f.store_url,
                                   "--threads",      std::to_string(f.threads),
+                                  "--pack",         std::to_string(f.pack),
+                                  "--device",       f.device,
                                   "--max-attempts", std::to_string(f.max_attempts),
                                   "--quiet"};
     if (!f.broker_url.empty()) args.insert(args.end(), {"--broker", f.broker_url});
@@ -107,6 +111,11 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--threads", f->threads, "BLAS threads per local worker")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--pack", f->pack, "same-shape trials each local worker trains at once")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--device", f->device, "cpu or cuda[:N], for the local workers")
       ->capture_default_str();
   cmd->callback([f] { serve(*f); });
 }

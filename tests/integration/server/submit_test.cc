@@ -213,5 +213,48 @@ TEST(ServerSubmit, RefusesToServeBeyondLoopbackWithoutAToken) {
   EXPECT_NE(r.err.find("the port must be 0 to 65535"), std::string::npos) << r.err;
 }
 
+// `serve --workers 1 --pack 4`: the local worker trains packs of 4, and the workers API
+// (the workers page) shows its pack size and, once it has trained, its backend memory.
+TEST(ServerSubmit, LocalWorkersTrainPacksAndReportTheirMemory) {
+  const auto dir = fresh_dir("server-pack");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  ServerProcess server(url, dir, "--workers 1 --pack 4");
+  auto c = server.client();
+  auto created = c->Post("/api/v1/studies", R"(name: packed
+datasets: [iris]
+method: grid
+seeds: [0, 1, 2, 3]
+parameters:
+  learning_rate: {values: [0.01, 0.02]}
+  epochs: {value: 20}
+)",
+                         "application/yaml");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  json worker;
+  for (int i = 0; i < 300; ++i) {
+    auto r = c->Get("/api/v1/workers");
+    if (r && r->status == 200) {
+      const json list = json::parse(r->body)["workers"];
+      if (!list.empty() && list[0]["memory_bytes"].get<int64_t>() > 0) {
+        worker = list[0];
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(worker.is_object()) << "no worker reported memory in use";
+  EXPECT_EQ(worker["pack"], 4);
+  EXPECT_EQ(worker["device"], "cpu");
+  EXPECT_EQ(server.stop(), 0) << server.log();
+  const CommandResult r = run_layerlab("export packed --format json --store " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int packed = 0;
+  const json exported = json::parse(r.out);
+  for (const json& t : exported["trials"])
+    packed += t["status"] == "completed" && t["result"]["pack_size"] == 4;
+  EXPECT_GE(packed, 4) << "no full pack of 4 was trained";
+}
+
 }  // namespace
 }  // namespace layerlab::testing
