@@ -8,7 +8,7 @@ BUILD_PKGS=(
   libopenblas-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libssl-dev
-  libpq-dev librabbitmq-dev
+  libpq-dev librabbitmq-dev libmicrohttpd-dev ccache
 )
 # The dashboard's Plotly comes from npm (web/package-lock.json); Debian's Node.js unless the
 # machine already has one.
