@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/server_flags.h"
 #include "cli/signals.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
@@ -20,7 +21,7 @@ struct ServeFlags {
   std::string broker_url;
   int max_attempts = 3;
   std::string bind = "127.0.0.1:8080";
-  std::string token;
+  server::ServerOptions server;
   int workers = 0;
   int threads = 1;
   int pack = 1;
@@ -50,10 +51,9 @@ std::pair<std::string, int> parse_bind(const std::string& bind) {
 
 void serve(const ServeFlags& f) {
   const std::atomic<bool>& stop = stop_requested();
-  server::ServerOptions o;
+  server::ServerOptions o = f.server;
   o.store_url = f.store_url;
   std::tie(o.host, o.port) = parse_bind(f.bind);
-  o.token = f.token;
   server::Server http(o);
   auto store = store::open_store(f.store_url);
   queue::AmqpQueueOptions amqp;
@@ -105,8 +105,6 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--bind", f->bind, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
-  cmd->add_option("--token", f->token,
-                  "bearer token required by mutating requests (needed beyond loopback)");
   cmd->add_option("-w,--workers", f->workers, "local worker processes to start (default: none)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--threads", f->threads, "BLAS threads per local worker")
@@ -117,6 +115,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--device", f->device, "cpu or cuda[:N], for the local workers")
       ->capture_default_str();
+  add_server_flags(*cmd, f->server);
   cmd->callback([f] { serve(*f); });
 }
 

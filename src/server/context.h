@@ -18,15 +18,27 @@
 
 namespace layerlab::server {
 
+// Every limit here is a `serve` option (docs/security.md).
 struct ServerOptions {
   std::string store_url = store::kDefaultStoreUrl;
   std::string host = "127.0.0.1";
   int port = 8080;    // 0: any free port
   std::string token;  // "": no auth
   std::chrono::milliseconds poll{250};
-  size_t max_body = 1 << 20;
-  int threads = 32;  // request threads; each event stream holds one
-  size_t max_event_clients = 24;
+  size_t max_body = 1 << 20;        // request body, also chunked
+  unsigned threads = 8;             // network threads; requests are handled on them
+  unsigned max_connections = 4096;  // all clients together
+  unsigned max_connections_per_client = 128;
+  unsigned idle_timeout_seconds = 60;
+  size_t max_streams = 1024;  // event stream clients
+  size_t max_streams_per_client = 64;
+  // Host names a browser may reach this server by, beyond loopback names (DNS rebinding:
+  // a loopback server answers only loopback names unless told otherwise).
+  std::vector<std::string> allowed_hosts;
+  // Origins (scheme://host[:port]) other than the server's own that may send POSTs.
+  std::vector<std::string> allowed_origins;
+  // File datasets of studies created over HTTP resolve inside this directory; "": none.
+  std::string data_dir;
   int store_connections = 4;  // read connections shared round-robin by requests
 };
 
@@ -46,20 +58,24 @@ struct Context {
   store::StudyRecord study(const std::string& id_or_name);
 };
 
-// Registers routes and remembers their patterns, so an unknown path is a 404 and a known
-// path with the wrong method a 405, both as JSON.
+// Routes by method and path pattern; an unknown path is a 404 and a known path with
+// another method a 405 with Allow, both as JSON.
 class Router {
  public:
-  explicit Router(httplib::Server& server) : server_(server) {}
+  static constexpr size_t kMaxPath = 2048;  // longer paths are a 414 before any pattern runs
+
   void get(const std::string& pattern, Handler h);
   void post(const std::string& pattern, Handler h);
-  // Installs the 404/405 fallbacks; call after every route. The Router may go away after.
-  void finish();
-  httplib::Server& server() { return server_; }
+  // Runs the matching route (HEAD as GET), turning what it throws into an error response.
+  void dispatch(Request& req, Response& res) const;
 
  private:
-  httplib::Server& server_;
-  std::vector<std::pair<std::string, std::regex>> routes_;  // method, pattern
+  struct Route {
+    std::string method;
+    std::regex pattern;
+    Handler handler;
+  };
+  std::vector<Route> routes_;
 };
 
 void add_study_routes(Router& r, Context& c);

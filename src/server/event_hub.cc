@@ -8,40 +8,74 @@ std::string format_event(const Event& e) {
   return "event: " + e.kind + "\ndata: " + e.data + "\n\n";
 }
 
-std::optional<std::string> EventHub::Subscription::next(std::chrono::milliseconds wait) {
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, wait, [&] { return closed_ || overflowed_ || !pending_.empty(); });
+bool EventHub::Subscription::read(std::string& out) {
+  std::lock_guard lock(mu_);
+  if (!greeted_) {
+    greeted_ = true;
+    out += "retry: 2000\n\n";
+  }
   if (overflowed_) {
     overflowed_ = false;
     pending_.clear();
-    return format_event({"resync", 0, "{}"});
+    out += format_event({"resync", 0, "{}"});
   }
-  if (pending_.empty()) return std::nullopt;
-  std::string out;
   while (!pending_.empty() && out.size() < (64 << 10)) {
     out += pending_.front();
     pending_.pop_front();
   }
-  return out;
+  return !closed_ || !pending_.empty();
 }
 
-bool EventHub::Subscription::closed() const {
+void EventHub::Subscription::on_ready(std::function<void()> wake) {
   std::lock_guard lock(mu_);
-  return closed_;
+  wake_ = std::move(wake);
+  if (!pending_.empty() || closed_ || overflowed_) wake_locked();
 }
 
-std::shared_ptr<EventHub::Subscription> EventHub::subscribe(int64_t study_id, size_t max_clients) {
+void EventHub::Subscription::close() {
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    wake_ = nullptr;
+  }
+  if (hub_) hub_->unsubscribe(this);
+}
+
+void EventHub::Subscription::push(const std::string& chunk) {
+  if (overflowed_ || closed_) return;
+  if (pending_.size() >= kBacklog)
+    overflowed_ = true;
+  else
+    pending_.push_back(chunk);
+}
+
+void EventHub::Subscription::wake_locked() {
+  if (wake_) wake_();
+}
+
+EventHub::Subscribed EventHub::subscribe(int64_t study_id, const std::string& client,
+                                         Limits limits) {
   std::lock_guard lock(mu_);
-  if (closed_ || subs_.size() >= max_clients) return nullptr;
+  if (closed_) return {nullptr, Refusal::kClosed};
+  if (subs_.size() >= limits.total) return {nullptr, Refusal::kTotal};
+  size_t& mine = per_client_[client];
+  if (mine >= limits.per_client) return {nullptr, Refusal::kPerClient};
+  ++mine;
   auto s = std::make_shared<Subscription>();
+  s->hub_ = this;
   s->study_id_ = study_id;
+  s->client_ = client;
   subs_.push_back(s);
-  return s;
+  return {s, Refusal::kNone};
 }
 
-void EventHub::unsubscribe(const std::shared_ptr<Subscription>& s) {
+void EventHub::unsubscribe(Subscription* s) {
   std::lock_guard lock(mu_);
-  std::erase(subs_, s);
+  auto it = std::find_if(subs_.begin(), subs_.end(), [&](const auto& p) { return p.get() == s; });
+  if (it == subs_.end()) return;
+  if (auto c = per_client_.find(s->client_); c != per_client_.end() && --c->second == 0)
+    per_client_.erase(c);
+  subs_.erase(it);
 }
 
 void EventHub::publish(const std::vector<Event>& events) {
@@ -50,18 +84,26 @@ void EventHub::publish(const std::vector<Event>& events) {
   formatted.reserve(events.size());
   for (const Event& e : events) formatted.push_back(format_event(e));
   std::lock_guard lock(mu_);
+  if (closed_) return;  // after close() no stream is woken again (see listener.cc)
   for (const auto& s : subs_) {
-    {
-      std::lock_guard sub_lock(s->mu_);
-      for (size_t i = 0; i < events.size() && !s->overflowed_; ++i) {
-        if (s->study_id_ && events[i].study_id && events[i].study_id != s->study_id_) continue;
-        if (s->pending_.size() >= kBacklog)
-          s->overflowed_ = true;
-        else
-          s->pending_.push_back(formatted[i]);
-      }
+    std::lock_guard sub_lock(s->mu_);
+    bool any = false;
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (s->study_id_ && events[i].study_id && events[i].study_id != s->study_id_) continue;
+      s->push(formatted[i]);
+      any = true;
     }
-    s->cv_.notify_one();
+    if (any) s->wake_locked();
+  }
+}
+
+void EventHub::ping() {
+  std::lock_guard lock(mu_);
+  if (closed_) return;
+  for (const auto& s : subs_) {
+    std::lock_guard sub_lock(s->mu_);
+    s->push(": ping\n\n");
+    s->wake_locked();
   }
 }
 
@@ -69,11 +111,9 @@ void EventHub::close() {
   std::lock_guard lock(mu_);
   closed_ = true;
   for (const auto& s : subs_) {
-    {
-      std::lock_guard sub_lock(s->mu_);
-      s->closed_ = true;
-    }
-    s->cv_.notify_one();
+    std::lock_guard sub_lock(s->mu_);
+    s->closed_ = true;
+    s->wake_locked();
   }
 }
 

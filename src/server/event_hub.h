@@ -1,19 +1,20 @@
 // EventHub: fans Server-Sent Events out to the connected clients. Each client has a
 // bounded backlog; a client that falls behind gets one `resync` event instead of the
-// events it missed, and refetches.
+// events it missed, and refetches. Clients are counted in total and per peer address.
 //
 // Thread-safety: all calls may be made from any thread.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "server/http.h"
 
 namespace layerlab::server {
 
@@ -30,34 +31,55 @@ class EventHub {
  public:
   static constexpr size_t kBacklog = 10'000;
 
-  class Subscription {
+  // One client's stream: "retry: 2000" first (the browser's reconnect delay), then the
+  // events of its study (or of every study), pings, and the end once the hub closes.
+  class Subscription : public Stream {
    public:
-    // The next chunk to send (one or more formatted events), or nullopt after `wait` with
-    // nothing new or once the hub closed (check closed()).
-    std::optional<std::string> next(std::chrono::milliseconds wait);
-    bool closed() const;
+    bool read(std::string& out) override;
+    void on_ready(std::function<void()> wake) override;
+    void close() override;  // unsubscribes
 
    private:
     friend class EventHub;
+    void push(const std::string& chunk);  // with mu_ held by the caller
+    void wake_locked();
+
+    EventHub* hub_ = nullptr;
     int64_t study_id_ = 0;  // 0: every study
-    mutable std::mutex mu_;
-    std::condition_variable cv_;
+    std::string client_;
+    std::mutex mu_;
+    std::function<void()> wake_;
     std::deque<std::string> pending_;
+    bool greeted_ = false;
     bool overflowed_ = false;
     bool closed_ = false;
   };
 
-  // nullptr when `max_clients` are already subscribed.
-  std::shared_ptr<Subscription> subscribe(int64_t study_id, size_t max_clients);
-  void unsubscribe(const std::shared_ptr<Subscription>& s);
+  struct Limits {
+    size_t total = 1024;
+    size_t per_client = 64;
+  };
+  enum class Refusal { kNone, kTotal, kPerClient, kClosed };
+  struct Subscribed {
+    std::shared_ptr<Subscription> stream;  // null when refused
+    Refusal refusal = Refusal::kNone;
+  };
+
+  Subscribed subscribe(int64_t study_id, const std::string& client, Limits limits);
   void publish(const std::vector<Event>& events);
+  // A comment line to every client: keeps idle streams (and proxies) alive, and makes a
+  // write that finds a client that has gone.
+  void ping();
   // Ends every subscription (the server is stopping).
   void close();
   size_t clients() const;
 
  private:
+  void unsubscribe(Subscription* s);
+
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<Subscription>> subs_;
+  std::map<std::string, size_t> per_client_;
   bool closed_ = false;
 };
 

@@ -28,6 +28,8 @@ const char* status_code_name(int status) {
       return "invalid_argument";
     case 401:
       return "unauthenticated";
+    case 403:
+      return "forbidden";
     case 404:
       return "not_found";
     case 405:
@@ -36,6 +38,10 @@ const char* status_code_name(int status) {
       return "failed_precondition";
     case 413:
       return "payload_too_large";
+    case 414:
+      return "uri_too_long";
+    case 429:
+      return "too_many_requests";
     case 503:
       return "unavailable";
     default:
@@ -43,56 +49,60 @@ const char* status_code_name(int status) {
   }
 }
 
-void send_body(httplib::Response& res, std::shared_ptr<const std::string> body,
-               const char* content_type, int status) {
+void send_body(Response& res, std::shared_ptr<const std::string> body, const char* content_type,
+               int status) {
   res.status = status;
-  const size_t size = body->size();
-  res.set_content_provider(
-      size, content_type,
-      [body = std::move(body)](size_t offset, size_t length, httplib::DataSink& sink) {
-        return sink.write(body->data() + offset, length);
-      });
+  res.content_type = content_type;
+  res.body = std::move(body);
 }
 
-void send_json_text(httplib::Response& res, std::shared_ptr<const std::string> body, int status) {
+void send_json_text(Response& res, std::shared_ptr<const std::string> body, int status) {
   send_body(res, std::move(body), "application/json", status);
 }
 
-void send_json(httplib::Response& res, const nlohmann::json& body, int status) {
+void send_json(Response& res, const nlohmann::json& body, int status) {
   send_json_text(res,
                  std::make_shared<const std::string>(
                      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
                  status);
 }
 
-void send_error(httplib::Response& res, int status, const std::string& message) {
+void send_error(Response& res, int status, const std::string& message) {
   send_json(res, {{"error", {{"code", status_code_name(status)}, {"message", message}}}}, status);
 }
 
-httplib::Server::Handler guarded(Handler h) {
-  return [h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
-    try {
-      h(req, res);
-    } catch (const Error& e) {
-      const int status = http_status(e.code());
-      if (status >= 500)
-        std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
-      send_error(res, status, e.what());
-    } catch (const std::exception& e) {
+void run_guarded(const Handler& h, const Request& req, Response& res) {
+  try {
+    h(req, res);
+  } catch (const Error& e) {
+    const int status = http_status(e.code());
+    if (status >= 500)
       std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
-      send_error(res, 500, std::string("internal error: ") + e.what());
-    }
-  };
+    res = Response{};
+    send_error(res, status, e.what());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "server: " << req.method << " " << req.path << ": out of memory\n";
+    res = Response{};
+    send_error(res, 503, "the server ran out of memory for this request");
+  } catch (const std::exception& e) {
+    std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
+    res = Response{};
+    send_error(res, 500, std::string("internal error: ") + e.what());
+  }
 }
 
-std::string query_text(const httplib::Request& req, const char* name, const std::string& fallback) {
-  return req.has_param(name) ? req.get_param_value(name) : fallback;
+std::string cache_key(const nlohmann::json& parts) {
+  return parts.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
-int64_t query_int(const httplib::Request& req, const char* name, int64_t fallback, int64_t min,
+std::string query_text(const Request& req, const char* name, const std::string& fallback) {
+  return req.has_param(name) ? req.param(name) : fallback;
+}
+
+int64_t query_int(const Request& req, const char* name, int64_t fallback, int64_t min,
                   int64_t max) {
   if (!req.has_param(name)) return fallback;
-  const std::string text = req.get_param_value(name);
+  const std::string text = req.param(name);
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max)
@@ -101,8 +111,8 @@ int64_t query_int(const httplib::Request& req, const char* name, int64_t fallbac
   return v;
 }
 
-int64_t path_id(const httplib::Request& req, size_t match, const char* what) {
-  const std::string text = req.matches[static_cast<int>(match)].str();
+int64_t path_id(const Request& req, size_t match, const char* what) {
+  const std::string& text = req.matches.at(match);
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v <= 0)

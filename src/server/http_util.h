@@ -2,8 +2,6 @@
 // that fits (docs/api.md), and checked query parameters.
 #pragma once
 
-#include <httplib.h>
-
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,6 +9,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "server/http.h"
 
 namespace layerlab::server {
 
@@ -19,27 +18,28 @@ int http_status(ErrorCode code);
 // The error code string of a status (401 and 413 come from the HTTP layer itself).
 const char* status_code_name(int http_status);
 
-// Bodies go out as they are, never compressed per request by httplib: Debian's build
-// enables brotli, whose default quality costs ~40 ms for a 46 kB page and seconds for
-// Plotly. `body` is shared, so a cached response is sent without a copy.
-void send_body(httplib::Response& res, std::shared_ptr<const std::string> body,
-               const char* content_type, int status = 200);
-void send_json(httplib::Response& res, const nlohmann::json& body, int status = 200);
-void send_json_text(httplib::Response& res, std::shared_ptr<const std::string> body,
-                    int status = 200);
-void send_error(httplib::Response& res, int status, const std::string& message);
+// `body` is shared, so a cached response is sent without a copy.
+void send_body(Response& res, std::shared_ptr<const std::string> body, const char* content_type,
+               int status = 200);
+void send_json(Response& res, const nlohmann::json& body, int status = 200);
+void send_json_text(Response& res, std::shared_ptr<const std::string> body, int status = 200);
+void send_error(Response& res, int status, const std::string& message);
 
-using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
-// Runs `h`, turning layerlab::Error into its status and anything else into a 500 that says
-// what happened (the request is the boundary: nothing escapes into the server's threads).
-httplib::Server::Handler guarded(Handler h);
+using Handler = std::function<void(const Request&, Response&)>;
+// Runs `h`, turning layerlab::Error into its status, bad_alloc into a 503 and any other
+// exception into a 500 that says what happened (the request is the boundary: nothing
+// escapes into the server's threads).
+void run_guarded(const Handler& h, const Request& req, Response& res);
 
 // Query parameters; a bad value is kInvalidArgument naming the parameter.
-std::string query_text(const httplib::Request& req, const char* name, const std::string& fallback);
-int64_t query_int(const httplib::Request& req, const char* name, int64_t fallback, int64_t min,
-                  int64_t max);
+std::string query_text(const Request& req, const char* name, const std::string& fallback);
+int64_t query_int(const Request& req, const char* name, int64_t fallback, int64_t min, int64_t max);
 
 // A path id (the n-th regex match): a positive integer, else kNotFound.
-int64_t path_id(const httplib::Request& req, size_t match, const char* what);
+int64_t path_id(const Request& req, size_t match, const char* what);
+
+// A cache key made of the parsed, validated parts of a request, so no raw query text can
+// make one request's key equal another's.
+std::string cache_key(const nlohmann::json& parts);
 
 }  // namespace layerlab::server

@@ -104,14 +104,14 @@ std::string metrics_text(Context& c) {
 }  // namespace
 
 void add_operation_routes(Router& r, Context& c) {
-  r.get("/api/v1/workers", [&c](const httplib::Request&, httplib::Response& res) {
+  r.get("/api/v1/workers", [&c](const Request&, Response& res) {
     json list = json::array();
     const store::Time t = now();
     for (const store::WorkerRecord& w : c.store().list_workers()) list.push_back(worker_json(w, t));
     send_json(res, {{"workers", std::move(list)}});
   });
 
-  r.get("/api/v1/queue", [&c](const httplib::Request&, httplib::Response& res) {
+  r.get("/api/v1/queue", [&c](const Request&, Response& res) {
     QueueState q = queue_state(c.store());
     send_json(res, {{"backend", "store"},
                     {"depth", q.depth},
@@ -120,42 +120,36 @@ void add_operation_routes(Router& r, Context& c) {
                     {"studies", std::move(q.studies)}});
   });
 
-  r.get("/api/v1/events", [&c](const httplib::Request& req, httplib::Response& res) {
+  r.get("/api/v1/events", [&c](const Request& req, Response& res) {
     const int64_t study = query_int(req, "study", 0, 0, int64_t{1} << 62);
-    auto sub = c.hub.subscribe(study, c.options.max_event_clients);
-    if (!sub)
-      throw unavailable("too many event stream clients (" +
-                        std::to_string(c.options.max_event_clients) + "); close some dashboards");
+    const ServerOptions& o = c.options;
+    auto sub = c.hub.subscribe(study, req.client, {o.max_streams, o.max_streams_per_client});
+    if (!sub.stream) {
+      const std::string why = sub.refusal == EventHub::Refusal::kPerClient
+                                  ? "too many event streams from " + req.client + " (" +
+                                        std::to_string(o.max_streams_per_client) +
+                                        "); close some dashboards"
+                                  : "too many event stream clients (" +
+                                        std::to_string(o.max_streams) + "); try again later";
+      send_error(res, sub.refusal == EventHub::Refusal::kPerClient ? 429 : 503, why);
+      return;
+    }
     res.set_header("Cache-Control", "no-cache");
-    auto last_write = std::make_shared<std::chrono::steady_clock::time_point>();
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [sub, last_write](size_t offset, httplib::DataSink& sink) {
-          if (offset == 0) {  // the browser's reconnect delay, and headers out at once
-            *last_write = std::chrono::steady_clock::now();
-            return sink.write("retry: 2000\n\n", 13);
-          }
-          std::optional<std::string> chunk = sub->next(std::chrono::seconds(1));
-          if (sub->closed()) {
-            sink.done();
-            return true;
-          }
-          if (!chunk && std::chrono::steady_clock::now() - *last_write > std::chrono::seconds(15))
-            chunk = ": ping\n\n";
-          if (!chunk) return true;
-          *last_write = std::chrono::steady_clock::now();
-          return sink.write(chunk->data(), chunk->size());
-        },
-        [&c, sub](bool) { c.hub.unsubscribe(sub); });
+    res.content_type = "text/event-stream";
+    res.stream = std::move(sub.stream);
   });
 
-  r.get("/metrics", [&c](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_text(c), "text/plain; version=0.0.4");
+  r.get("/metrics", [&c](const Request&, Response& res) {
+    send_body(res, std::make_shared<const std::string>(metrics_text(c)),
+              "text/plain; version=0.0.4");
   });
 
-  r.get("/healthz", [&c](const httplib::Request&, httplib::Response& res) {
+  r.get("/healthz", [&c](const Request&, Response& res) {
     c.store().list_studies();  // throws kUnavailable (503) when the store cannot be read
-    send_json(res, {{"status", "ok"}, {"store", c.options.store_url}});
+    // The store's kind only: /healthz is open to anyone who reaches the server, and a URL
+    // carries host names, user names and, for PostgreSQL, perhaps a password.
+    const std::string& url = c.options.store_url;
+    send_json(res, {{"status", "ok"}, {"store", url.substr(0, url.find(':'))}});
   });
 }
 

@@ -16,34 +16,38 @@ store::StudyRecord Context::study(const std::string& id_or_name) {
 }
 
 void Router::get(const std::string& pattern, Handler h) {
-  routes_.emplace_back("GET", std::regex(pattern));
-  server_.Get(pattern, guarded(std::move(h)));
+  routes_.push_back({"GET", std::regex(pattern), std::move(h)});
 }
 
 void Router::post(const std::string& pattern, Handler h) {
-  routes_.emplace_back("POST", std::regex(pattern));
-  server_.Post(pattern, guarded(std::move(h)));
+  routes_.push_back({"POST", std::regex(pattern), std::move(h)});
 }
 
-void Router::finish() {
-  // The server outlives this Router: the fallback keeps its own copy of the routes.
-  auto fallback = [routes = routes_](const httplib::Request& req, httplib::Response& res) {
-    std::string allowed;
-    for (const auto& [method, pattern] : routes)
-      if (method != req.method && std::regex_match(req.path, pattern))
-        allowed += (allowed.empty() ? "" : ", ") + method;
-    if (!allowed.empty()) {
-      res.set_header("Allow", allowed);
-      send_error(res, 405, req.method + " " + req.path + " is not allowed; use " + allowed);
-    } else {
-      send_error(res, 404, "no route " + req.method + " " + req.path);
+void Router::dispatch(Request& req, Response& res) const {
+  if (req.path.size() > kMaxPath) {
+    send_error(res, 414, "the path is over " + std::to_string(kMaxPath) + " bytes");
+    return;
+  }
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  std::string allowed;
+  for (const Route& route : routes_) {
+    std::smatch m;
+    if (!std::regex_match(req.path, m, route.pattern)) continue;
+    if (route.method != method) {
+      if (allowed.find(route.method) == std::string::npos)
+        allowed += (allowed.empty() ? "" : ", ") + route.method;
+      continue;
     }
-  };
-  server_.Get(".*", fallback);
-  server_.Post(".*", fallback);
-  server_.Put(".*", fallback);
-  server_.Patch(".*", fallback);
-  server_.Delete(".*", fallback);
+    req.matches.assign(m.begin(), m.end());
+    run_guarded(route.handler, req, res);
+    return;
+  }
+  if (!allowed.empty()) {
+    res.set_header("Allow", allowed);
+    send_error(res, 405, req.method + " " + req.path + " is not allowed; use " + allowed);
+  } else {
+    send_error(res, 404, "no route " + req.method + " " + req.path);
+  }
 }
 
 }  // namespace layerlab::server

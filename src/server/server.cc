@@ -1,15 +1,17 @@
 #include "server/server.h"
 
+#include <arpa/inet.h>
 #include <openssl/crypto.h>
-#include <sys/socket.h>
+#include <strings.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace layerlab::server {
 namespace {
 
 bool mutating(const std::string& method) {
-  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess
@@ -19,13 +21,58 @@ bool same_token(const std::string& given, const std::string& expected) {
          CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 
+bool same_text(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && strcasecmp(a.c_str(), b.c_str()) == 0;
+}
+
+// The host name of a Host header value (HOST, HOST:PORT, [V6]:PORT), without the port.
+std::string host_name(const std::string& host) {
+  if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
+  const size_t colon = host.find(':');
+  return colon != std::string::npos && host.find(':', colon + 1) == std::string::npos
+             ? host.substr(0, colon)
+             : host;
+}
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return same_text(n, name); });
+}
+
+// DNS rebinding: a page from evil.example whose name is made to resolve to 127.0.0.1 can
+// talk to a loopback server, but its requests carry Host: evil.example. A loopback server
+// answers loopback names only (and names the operator allows); a server bound elsewhere
+// needs a token for writes and answers any name unless the operator lists them.
+bool host_allowed(const Request& req, const ServerOptions& o) {
+  if (!req.has_header("Host")) return true;  // HTTP/1.0 clients; browsers always send one
+  const std::string name = host_name(req.header("Host"));
+  if (is_loopback(name) || listed(o.allowed_hosts, name) || same_text(name, o.host)) return true;
+  return o.allowed_hosts.empty() && !is_loopback(o.host);
+}
+
+// Cross-site requests: a browser sends Origin with every cross-origin POST; a page from
+// another origin may not create or cancel studies (a text/plain form POST needs no CORS
+// pre-flight). Clients that are not browsers (curl, the CLI) send no Origin.
+bool origin_allowed(const Request& req, const ServerOptions& o) {
+  if (!req.has_header("Origin")) return req.header("Sec-Fetch-Site") != "cross-site";
+  const std::string origin = req.header("Origin");
+  if (listed(o.allowed_origins, origin)) return true;
+  const std::string host = req.header("Host");
+  return !host.empty() &&
+         (same_text(origin, "http://" + host) || same_text(origin, "https://" + host));
+}
+
 }  // namespace
 
 bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (same_text(host, "localhost")) return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-Server::Server(ServerOptions options) {
+Api::Api(ServerOptions options) {
   if (!is_loopback(options.host) && options.token.empty())
     throw invalid_argument("refusing to serve on " + options.host +
                            " without --token: anyone who can reach it could create and cancel "
@@ -37,98 +84,115 @@ Server::Server(ServerOptions options) {
   context_.cache = std::make_unique<StudyCache>(*context_.stores.front());
   context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url), *context_.cache,
                                                context_.hub, o.poll);
-  install();
+  add_study_routes(router_, context_);
+  add_trial_routes(router_, context_);
+  add_operation_routes(router_, context_);
+  add_static_routes(router_);
 }
+
+bool Api::refused(const Request& req, Response& res) const {
+  const ServerOptions& o = context_.options;
+  if (!host_allowed(req, o)) {
+    send_error(res, 403,
+               "this server does not answer to the host name in the Host header; start it with "
+               "--allow-host NAME to allow a name");
+    return true;
+  }
+  if (!mutating(req.method)) return false;
+  if (!origin_allowed(req, o)) {
+    send_error(res, 403,
+               "cross-origin request refused: the Origin header names another site; start the "
+               "server with --allow-origin ORIGIN to allow one");
+    return true;
+  }
+  if (o.token.empty()) return false;
+  const std::string header = req.header("Authorization");
+  if (header.rfind("Bearer ", 0) == 0 && same_token(header.substr(7), o.token)) return false;
+  res.set_header("WWW-Authenticate", "Bearer");
+  send_error(res, 401,
+             header.empty() ? "this server needs Authorization: Bearer TOKEN for " + req.method
+                            : "wrong token");
+  return true;
+}
+
+void Api::handle(Request& req, Response& res) {
+  try {
+    if (!refused(req, res)) router_.dispatch(req, res);
+  } catch (const std::exception& e) {  // building an error response itself failed
+    res = Response{};
+    res.status = 500;
+    res.static_body = R"({"error":{"code":"internal","message":"internal error"}})";
+    std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
+  }
+  std::lock_guard lock(context_.counters_mu);
+  ++context_.responses[res.status];
+}
+
+namespace {
+
+ListenerOptions listener_options(const ServerOptions& o) {
+  ListenerOptions l;
+  l.host = o.host;
+  l.port = o.port;
+  l.threads = o.threads;
+  l.max_connections = o.max_connections;
+  l.max_connections_per_client = o.max_connections_per_client;
+  l.idle_timeout_seconds = o.idle_timeout_seconds;
+  l.max_body = o.max_body;
+  return l;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options)
+    : api_(std::move(options)),
+      listener_(listener_options(api_.context().options),
+                [this](Request& req, Response& res) { api_.handle(req, res); }) {}
 
 Server::~Server() {
   stop();
 }
 
-void Server::install() {
-  Context& c = context_;
-  const int threads = c.options.threads;
-  http_.new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
-  // httplib's default is SO_REUSEPORT: a second server on the same port would start too and
-  // take half of the connections. SO_REUSEADDR only: a restart can rebind at once, a second
-  // server is refused.
-  http_.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  http_.set_payload_max_length(c.options.max_body);
-  // httplib closes a kept-alive connection after 5 requests by default: a dashboard polls.
-  http_.set_keep_alive_max_count(10'000);
-  http_.set_pre_routing_handler([&c](const httplib::Request& req, httplib::Response& res) {
-    if (c.options.token.empty() || !mutating(req.method))
-      return httplib::Server::HandlerResponse::Unhandled;
-    const std::string header = req.get_header_value("Authorization");
-    if (header.rfind("Bearer ", 0) == 0 && same_token(header.substr(7), c.options.token))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, 401,
-               header.empty() ? "this server needs Authorization: Bearer TOKEN for " + req.method
-                              : "wrong token");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // Errors the HTTP layer finds itself (oversized or malformed requests) get a JSON body too.
-  http_.set_error_handler([&c](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty() || res.content_length_ > 0) return;  // the handler wrote one
-    std::string message = "request failed";
-    if (res.status == 413)
-      message = "request body over " + std::to_string(c.options.max_body) + " bytes";
-    else if (res.status == 400)
-      message = "malformed HTTP request (a POST needs a Content-Length header)";
-    else if (res.status == 404)
-      message = "no route " + req.method + " " + req.path;
-    send_error(res, res.status, message);
-  });
-  http_.set_logger([&c](const httplib::Request&, const httplib::Response& res) {
-    std::lock_guard lock(c.counters_mu);
-    ++c.responses[res.status];
-  });
-  Router router(http_);
-  add_study_routes(router, c);
-  add_trial_routes(router, c);
-  add_operation_routes(router, c);
-  add_static_routes(router);
-  router.finish();
-}
-
 int Server::start() {
-  const ServerOptions& o = context_.options;
-  port_ = o.port == 0 ? http_.bind_to_any_port(o.host)
-                      : (http_.bind_to_port(o.host, o.port) ? o.port : -1);
-  if (port_ <= 0)
-    throw unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) +
-                      " (in use, or not an address of this machine)");
-  context_.feed->start();
-  thread_ = std::thread([this] { http_.listen_after_bind(); });
-  warm_ = std::thread([this] {
+  Context& c = api_.context();
+  port_ = listener_.start();
+  started_ = true;
+  c.feed->start();
+  warm_ = std::thread([&c] {
     try {
-      for (const store::StudyRecord& s : context_.store().list_studies()) {
-        context_.cache->with_study(s.id, [](StudyView&) {});
+      for (const store::StudyRecord& s : c.store().list_studies()) {
+        c.cache->with_study(s.id, [](StudyView&) {});
       }
     } catch (const Error& e) {  // requests will load (and report) it themselves
       std::cerr << "server: warming the study cache: " << e.what() << "\n";
     }
   });
+  pings_ = std::thread([this, &c] {
+    std::unique_lock lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock, std::chrono::seconds(15), [this] { return stopping_; }))
+      c.hub.ping();
+  });
   return port_;
 }
 
 void Server::stop() {
-  if (warm_.joinable()) warm_.join();
-  context_.hub.close();
-  if (thread_.joinable()) {
-    http_.stop();
-    thread_.join();
+  if (!started_) return;
+  started_ = false;
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
   }
-  context_.feed->stop();
+  stop_cv_.notify_all();
+  if (pings_.joinable()) pings_.join();
+  if (warm_.joinable()) warm_.join();
+  Context& c = api_.context();
+  c.hub.close();  // ends every event stream, resuming their connections
+  listener_.stop();
+  c.feed->stop();
 }
 
 std::string Server::url() const {
-  const std::string& h = context_.options.host;
+  const std::string& h = api_.options().host;
   const std::string host = h.find(':') != std::string::npos ? "[" + h + "]" : h;
   return "http://" + host + ":" + std::to_string(port_) + "/";
 }

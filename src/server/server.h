@@ -1,39 +1,65 @@
 // Server: the HTTP face of a store: the REST API of docs/api.md, the event stream, the
 // embedded dashboard, /metrics and /healthz. `layerlab serve` runs one with a coordinator;
 // `layerlab run --dashboard` runs one beside its own.
+//
+// Api answers one request without a socket (what the fuzz target and unit tests drive);
+// Server puts it behind a Listener.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "server/context.h"
+#include "server/listener.h"
 
 namespace layerlab::server {
 
-// True for 127.0.0.0/8, ::1 and localhost.
+// True for IP addresses in 127.0.0.0/8, ::1 and the name localhost.
 bool is_loopback(const std::string& host);
 
-class Server {
+class Api {
  public:
   // Opens the store connections (errors propagate: bad URL, not a database...).
   // kInvalidArgument when binding beyond loopback without a token.
+  explicit Api(ServerOptions options);
+
+  // Checks the request (Host, Origin, token), routes it and counts the response. Never
+  // throws: every failure becomes an error response.
+  void handle(Request& req, Response& res);
+  Context& context() { return context_; }
+  const ServerOptions& options() const { return context_.options; }
+
+ private:
+  // Fills `res` with an error and returns true when the request may not proceed.
+  bool refused(const Request& req, Response& res) const;
+
+  Context context_;
+  Router router_;
+};
+
+class Server {
+ public:
   explicit Server(ServerOptions options);
   ~Server();  // stop()
 
-  // Binds and starts serving on a thread; returns the port (the chosen one for port 0).
+  // Binds and starts serving; returns the port (the chosen one for port 0).
   // kUnavailable when the address cannot be bound.
   int start();
   void stop();
   std::string url() const;  // http://HOST:PORT/
 
  private:
-  void install();
-
-  Context context_;
-  httplib::Server http_;
-  std::thread thread_;
-  std::thread warm_;  // loads every study into the cache once, so first views are fast
+  Api api_;
+  Listener listener_;
+  std::thread warm_;   // loads every study into the cache once, so first views are fast
+  std::thread pings_;  // keeps idle event streams alive and finds clients that left
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  bool started_ = false;
   int port_ = 0;
 };
 

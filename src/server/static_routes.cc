@@ -27,15 +27,13 @@ std::string_view embedded_file(const std::string& name) {
   return *bytes;
 }
 
-// Sends static bytes without a copy (and without httplib's per-request compression).
-void send_static(httplib::Response& res, std::string_view bytes, const char* type) {
-  res.set_content_provider(bytes.size(), type,
-                           [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
-                             return sink.write(bytes.data() + offset, length);
-                           });
+// Sends bytes of static lifetime without a copy.
+void send_static(Response& res, std::string_view bytes, const char* type) {
+  res.content_type = type;
+  res.static_body = bytes;
 }
 
-void serve_embedded(httplib::Response& res, const std::string& name, const char* cache) {
+void serve_embedded(Response& res, const std::string& name, const char* cache) {
   res.set_header("Cache-Control", cache);
   send_static(res, embedded_file(name), content_type(name));
 }
@@ -57,11 +55,11 @@ std::string gzip(std::string_view in) {
 }
 
 // Plotly is 4.8 MB: compressed once per process (0.3 s), then sent as is.
-void serve_plotly(const httplib::Request& req, httplib::Response& res) {
+void serve_plotly(const Request& req, Response& res) {
   static constexpr const char* kName = "web/node_modules/plotly.js-dist-min/plotly.min.js";
   res.set_header("Cache-Control", "public, max-age=86400");
   res.set_header("Vary", "Accept-Encoding");
-  if (req.get_header_value("Accept-Encoding").find("gzip") == std::string::npos)
+  if (req.header("Accept-Encoding").find("gzip") == std::string::npos)
     return send_static(res, embedded_file(kName), content_type(kName));
   static std::once_flag once;
   static std::string compressed;
@@ -73,13 +71,12 @@ void serve_plotly(const httplib::Request& req, httplib::Response& res) {
 }  // namespace
 
 void add_static_routes(Router& r) {
-  r.get("/", [](const httplib::Request&, httplib::Response& res) {
-    serve_embedded(res, "web/index.html", "no-cache");
-  });
+  r.get("/",
+        [](const Request&, Response& res) { serve_embedded(res, "web/index.html", "no-cache"); });
   // Names of letters, digits, '_', '-' and single dots: no "..", no encoded separators.
   r.get(R"(/((?:js|css)(?:/[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)+))",
-        [](const httplib::Request& req, httplib::Response& res) {
-          serve_embedded(res, "web/" + req.matches[1].str(), "no-cache");
+        [](const Request& req, Response& res) {
+          serve_embedded(res, "web/" + req.matches[1], "no-cache");
         });
   r.get("/vendor/plotly.min.js", serve_plotly);
 }

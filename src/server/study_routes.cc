@@ -60,7 +60,7 @@ std::vector<store::TrialStatus> parse_statuses(const std::string& text) {
   return out;
 }
 
-store::TrialFilter trial_filter(const httplib::Request& req) {
+store::TrialFilter trial_filter(const Request& req) {
   store::TrialFilter f;
   try {
     f.statuses = parse_statuses(query_text(req, "status", ""));
@@ -104,7 +104,7 @@ std::vector<std::string> split_fields(const std::string& text) {
 }  // namespace
 
 void add_study_routes(Router& r, Context& c) {
-  r.get("/api/v1/studies", [&c](const httplib::Request&, httplib::Response& res) {
+  r.get("/api/v1/studies", [&c](const Request&, Response& res) {
     std::string body = "{\"studies\":[";
     bool first = true;
     for (const store::StudyRecord& s : c.store().list_studies()) {
@@ -115,13 +115,13 @@ void add_study_routes(Router& r, Context& c) {
     send_json_text(res, std::make_shared<const std::string>(body + "]}"));
   });
 
-  r.post("/api/v1/studies", [&c](const httplib::Request& req, httplib::Response& res) {
+  r.post("/api/v1/studies", [&c](const Request& req, Response& res) {
     const study::StudySpec spec = parse_body(req.body);
     const int64_t id = c.store().create_study(spec.name, spec.to_json());
     send_json(res, {{"id", id}, {"name", spec.name}, {"total", spec.total_trials()}}, 201);
   });
 
-  r.get(kStudy, [&c](const httplib::Request& req, httplib::Response& res) {
+  r.get(kStudy, [&c](const Request& req, Response& res) {
     const int64_t id = c.study(req.matches[1]).id;
     send_json_text(
         res, c.cache->response(
@@ -141,19 +141,20 @@ void add_study_routes(Router& r, Context& c) {
                  }));
   });
 
-  r.post(std::string(kStudy) + "/cancel",
-         [&c](const httplib::Request& req, httplib::Response& res) {
-           const store::StudyRecord s = c.study(req.matches[1]);
-           if (s.status != store::StudyStatus::kRunning)
-             throw failed_precondition("study '" + s.name + "' is already " + to_string(s.status));
-           send_json(res, {{"id", s.id}, {"cancelled", c.store().cancel_study(s.id)}});
-         });
+  r.post(std::string(kStudy) + "/cancel", [&c](const Request& req, Response& res) {
+    const store::StudyRecord s = c.study(req.matches[1]);
+    if (s.status != store::StudyStatus::kRunning)
+      throw failed_precondition("study '" + s.name + "' is already " + to_string(s.status));
+    send_json(res, {{"id", s.id}, {"cancelled", c.store().cancel_study(s.id)}});
+  });
 
-  r.get(std::string(kStudy) + "/trials", [&c](const httplib::Request& req, httplib::Response& res) {
+  r.get(std::string(kStudy) + "/trials", [&c](const Request& req, Response& res) {
     const store::TrialFilter f = trial_filter(req);  // bad parameters before the lookup
     const int64_t id = c.study(req.matches[1]).id;
-    std::string key = "trials";
-    for (const auto& [name, value] : req.params) key += "\n" + name + "=" + value;
+    json statuses = json::array();
+    for (store::TrialStatus st : f.statuses) statuses.push_back(to_string(st));
+    const std::string key = cache_key({"trials", statuses, f.dataset, static_cast<int>(f.sort),
+                                       f.param, f.descending, f.limit, f.offset});
     send_json_text(
         res, c.cache->response(id, key, c.store(), [id, f](store::Store& store, const ViewAccess&) {
           json trials = json::array();
@@ -167,38 +168,36 @@ void add_study_routes(Router& r, Context& c) {
         }));
   });
 
-  r.get(std::string(kStudy) + "/summary",
-        [&c](const httplib::Request& req, httplib::Response& res) {
-          SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
-                         query_text(req, "group", "")};
-          const int64_t id = c.study(req.matches[1]).id;
-          const auto body =
-              c.cache->response(id, "summary\n" + q.x + "\n" + q.y + "\n" + q.group, c.store(),
-                                [q](store::Store&, const ViewAccess& with_view) {
-                                  std::string out;
-                                  with_view([&](StudyView& v) { out = summarize(v, q).dump(); });
-                                  return out;
-                                });
-          send_json_text(res, body);
-        });
+  r.get(std::string(kStudy) + "/summary", [&c](const Request& req, Response& res) {
+    SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
+                   query_text(req, "group", "")};
+    const int64_t id = c.study(req.matches[1]).id;
+    const auto body =
+        c.cache->response(id, cache_key({"summary", q.x, q.y, q.group}), c.store(),
+                          [q](store::Store&, const ViewAccess& with_view) {
+                            std::string out;
+                            with_view([&](StudyView& v) { out = summarize(v, q).dump(); });
+                            return out;
+                          });
+    send_json_text(res, body);
+  });
 
-  r.get(std::string(kStudy) + "/columns",
-        [&c](const httplib::Request& req, httplib::Response& res) {
-          const std::string text = query_text(req, "fields", "number,value");
-          const std::vector<std::string> fields = split_fields(text);
-          const int64_t limit = query_int(req, "limit", 5000, 1, 50000);
-          const int64_t id = c.study(req.matches[1]).id;
-          const auto body =
-              c.cache->response(id, "columns\n" + text + "\n" + std::to_string(limit), c.store(),
-                                [fields, limit](store::Store&, const ViewAccess& with_view) {
-                                  std::string out;
-                                  with_view([&](StudyView& v) {
-                                    out = columns(v, fields, static_cast<size_t>(limit)).dump();
-                                  });
-                                  return out;
-                                });
-          send_json_text(res, body);
-        });
+  r.get(std::string(kStudy) + "/columns", [&c](const Request& req, Response& res) {
+    const std::string text = query_text(req, "fields", "number,value");
+    const std::vector<std::string> fields = split_fields(text);
+    const int64_t limit = query_int(req, "limit", 5000, 1, 50000);
+    const int64_t id = c.study(req.matches[1]).id;
+    const auto body =
+        c.cache->response(id, cache_key({"columns", fields, limit}), c.store(),
+                          [fields, limit](store::Store&, const ViewAccess& with_view) {
+                            std::string out;
+                            with_view([&](StudyView& v) {
+                              out = columns(v, fields, static_cast<size_t>(limit)).dump();
+                            });
+                            return out;
+                          });
+    send_json_text(res, body);
+  });
 }
 
 }  // namespace layerlab::server

@@ -4,7 +4,7 @@
 namespace layerlab::server {
 
 void add_trial_routes(Router& r, Context& c) {
-  r.get(R"(/api/v1/trials/([^/]+))", [&c](const httplib::Request& req, httplib::Response& res) {
+  r.get(R"(/api/v1/trials/([^/]+))", [&c](const Request& req, Response& res) {
     const int64_t id = path_id(req, 1, "trial");
     store::Store& store = c.store();
     const store::TrialRecord t = store.get_trial(id);

