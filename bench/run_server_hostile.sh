@@ -40,7 +40,7 @@ done
 round() {  # NAME: wrk on /healthz and a trials page, 10 s each, ~100 requests/s each
   for p in /healthz "/api/v1/studies/under-attack/trials?limit=50&sort=value&order=desc"; do
     PATHS="$p" PACE_MS=50 wrk -t1 -c5 -d10s -s bench/server/paced.lua "$base" |
-      grep '^JSON' | cut -c6- | sed "s|^|{\"round\": \"$1\", \"path\": \"$p\", \"wrk\": |; s|\$|}|"
+      grep '^JSON' | cut -c6- | sed "s|^|{\"round\": \"$1\", \"path\": \"${p//&/\\&}\", \"wrk\": |; s|\$|}|"
   done
 }
 
@@ -57,10 +57,11 @@ for r in 1 2; do
   kill -TERM "$attack"
   wait "$attack" || true
   cat "$work/attack.$r.json" >&2
+  sleep 12  # the server notices closed event streams at their next pings (every 5 s)
 done
 
 echo "== waiting for the study to finish" >&2
-until curl -s "$base/api/v1/studies/under-attack" | grep -q '"status":"completed"'; do sleep 1; done
+until curl -s "$base/api/v1/studies/under-attack" | grep -q '"status":"finished"'; do sleep 1; done
 check=$(curl -s "$base/api/v1/studies/under-attack/trials?limit=1000" | /usr/bin/python3 -c '
 import json, sys
 t = json.load(sys.stdin)
@@ -71,8 +72,9 @@ print(json.dumps({"total": t["total"], "distinct": len(set(numbers)),
 {
   echo "{\"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"machine\": \"$(nproc) cores\","
   echo " \"load_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\","
-  echo " \"attackers\": [$(paste -sd, "$work"/attack.*.json)],"
+  echo " \"attackers\": [$(cat "$work"/attack.*.json | paste -sd,)],"
   echo " \"study\": $check,"
   echo " \"rounds\": [$(IFS=,; echo "${results[*]}")]}"
 } >"$work/result.json"
+cat "$work/result.json" >&2
 /usr/bin/python3 -m json.tool "$work/result.json" | tee bench/out/server_hostile.json

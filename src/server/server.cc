@@ -169,7 +169,7 @@ int Server::start() {
   });
   pings_ = std::thread([this, &c] {
     std::unique_lock lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, std::chrono::seconds(15), [this] { return stopping_; }))
+    while (!stop_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return stopping_; }))
       c.hub.ping();
   });
   return port_;

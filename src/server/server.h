@@ -55,7 +55,7 @@ class Server {
   Api api_;
   Listener listener_;
   std::thread warm_;   // loads every study into the cache once, so first views are fast
-  std::thread pings_;  // keeps idle event streams alive and finds clients that left
+  std::thread pings_;  // every 5 s: keeps idle event streams alive, finds clients that left
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
