@@ -4,6 +4,7 @@
 // class order; for regression, the predicted values. Comma separated, no header.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "backend/backend.h"
@@ -53,6 +54,14 @@ void add_predict_command(CLI::App& app) {
     auto backend = backend::make_backend("cpu", f->threads);
     const std::vector<float> out = model::predict(m, *backend, x.x, x.rows);
     const int k = m.outputs();
+    // Finite weights can still overflow on extreme inputs: say so rather than print a
+    // class picked from NaNs.
+    for (size_t i = 0; i < out.size(); ++i)
+      if (!std::isfinite(out[i]))
+        throw invalid_argument(fmt::format(
+            "{}: row {}: the model's output is not finite ({}); check that row's values against "
+            "the data the model was trained on",
+            f->data, i / static_cast<size_t>(k) + 1, std::isnan(out[i]) ? "NaN" : "infinite"));
     std::string text;
     if (m.classification()) {
       const std::vector<double> p = model::softmax(out, x.rows, k);

@@ -73,6 +73,8 @@ ProgressState progress_state(store::Store& store, const study::Coordinator& c,
 int run(const RunFlags& f) {
   const std::atomic<bool>& stop = stop_requested();
   const study::StudySpec spec = study::load_study_file(f.study_file);
+  // Every dataset is loaded and checked, as the study file is, before anything is stored.
+  study::check_datasets(spec);
   auto store = store::open_store(f.store_url);
   bool resumed = false;
   const int64_t study_id = create_or_resume(*store, spec, f.store_url, &resumed);

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/text_safety.h"
 
 namespace layerlab {
 
@@ -42,7 +43,7 @@ class Registry {
   }
 
   std::string unknown_message(std::string_view name) const {
-    std::string msg = "unknown " + kind_ + " '" + std::string(name) + "'";
+    std::string msg = "unknown " + kind_ + " '" + excerpt(name) + "'";
     std::string hint = closest_match(name, names());
     if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
     msg += "; known: " + join(names(), ", ");

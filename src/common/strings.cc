@@ -31,17 +31,21 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  // A likely typo: at most a third of the word changed (and at least one edit allowed).
+  const size_t limit = std::max<size_t>(1, word.size() / 3);
   std::string best;
   size_t best_d = std::string::npos;
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: skip what cannot be close (and
+    // never build a table for a megabyte of hostile input).
+    const size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (gap > limit) continue;
     size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
       best = c;
     }
   }
-  // A likely typo: at most a third of the word changed (and at least one edit allowed).
-  size_t limit = std::max<size_t>(1, word.size() / 3);
   return best_d <= limit ? best : std::string();
 }
 

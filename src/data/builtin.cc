@@ -46,7 +46,8 @@ Dataset load_builtin(const Builtin& b) {
 
 void register_builtin(LoaderRegistry& r) {
   for (const Builtin& b : builtins())
-    r.add(b.name, {b.description, {}, [&b](const Spec&) { return load_builtin(b); }});
+    r.add(b.name,
+          {b.description, {}, [&b](const Spec&, const DataLimits&) { return load_builtin(b); }});
 }
 
 }  // namespace layerlab::data

@@ -25,11 +25,12 @@ const LoaderRegistry& registry() {
 
 }  // namespace
 
-Dataset load(std::string_view spec_text) {
+Dataset load(std::string_view spec_text, const DataLimits& limits) {
   Spec spec = Spec::parse(spec_text);
   const Loader& loader = registry().get(spec.name());
   spec.check_keys(loader.keys);
-  Dataset d = loader.load(spec);
+  Dataset d = loader.load(spec, limits);
+  check_shape(d.rows, d.features, limits, spec.text());
   d.name = spec.text();
   return d;
 }
@@ -53,6 +54,20 @@ LabelOptions label_options(const Spec& spec) {
   if (spec.has("classes") && o.task == Task::kRegression)
     spec.fail("classes= applies to task=classification only");
   return o;
+}
+
+void check_shape(int64_t rows, int64_t features, const DataLimits& limits,
+                 const std::string& source) {
+  if (rows > limits.max_rows)
+    throw invalid_argument(fmt::format("{}: {} rows; at most {} (DataLimits::max_rows)", source,
+                                       rows, limits.max_rows));
+  if (features > limits.max_features)
+    throw invalid_argument(fmt::format("{}: {} features; at most {} (DataLimits::max_features)",
+                                       source, features, limits.max_features));
+  if (rows > 0 && features > limits.max_values / rows)
+    throw invalid_argument(
+        fmt::format("{}: {} rows x {} features; at most {} values (DataLimits::max_values)", source,
+                    rows, features, limits.max_values));
 }
 
 void default_feature_names(Dataset& d) {

@@ -54,6 +54,13 @@
 // Errors: every row is loaded or the load fails; nothing is dropped. Messages name the
 // source and the 1-based line (item, for idx files), e.g.
 //   csv:tests/data/ragged.csv: line 4: expected 5 columns, got 4
+// and quote the file's text only as a short excerpt (common/text_safety.h: at most 60
+// characters, control characters escaped), so no message carries a file's contents.
+//
+// Limits (DataLimits below): a dataset spec may come from someone else (a study POSTed to
+// the server), so what one load reads and holds is bounded: a device such as /dev/zero, a
+// pipe or a socket is refused (regular files only), and so are files, gzip streams, row and
+// column counts beyond the limits, each with a message naming the limit.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +85,22 @@ struct Dataset {
   std::vector<std::string> class_names;  // may be empty
 };
 
+// What loading one dataset may read and hold. The defaults fit every built-in and Debian
+// package dataset with room to spare (Fashion-MNIST's training images are 47 MB and 47M
+// values decompressed).
+struct DataLimits {
+  // Bytes read from one file, as stored (a gzip file's compressed size).
+  uint64_t max_file_bytes = uint64_t{256} << 20;
+  // Bytes one gzip file may decompress to (a 2 MB gzip bomb inflates to 2 GB).
+  uint64_t max_decompressed_bytes = uint64_t{256} << 20;
+  // Data rows (items for idx files, n= for generators).
+  int64_t max_rows = 10'000'000;
+  // Columns of a CSV file, feature indices of a LIBSVM file, values per idx item.
+  int64_t max_features = 100'000;
+  // rows x features, the dense matrix's values (4 bytes each: 400 MB).
+  int64_t max_values = 100'000'000;
+};
+
 struct Split {
   Dataset train;
   Dataset validation;
@@ -86,7 +109,8 @@ struct Split {
 // Loads any dataset by spec (see above). Throws layerlab::Error: kInvalidArgument for a bad
 // spec or malformed data, kNotFound for a missing file, kFailedPrecondition for a missing
 // Debian data package.
-Dataset load(std::string_view spec);
+// Throws kInvalidArgument naming the limit when the data exceeds `limits`.
+Dataset load(std::string_view spec, const DataLimits& limits = {});
 
 // Every registered name, sorted: built-ins, generators, and the prefixes "csv:", "idx:",
 // "libsvm:".

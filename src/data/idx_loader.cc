@@ -83,7 +83,7 @@ std::string fashion_mnist_dir() {
   return env && *env ? env : "/usr/share/datasets/fashion-mnist";
 }
 
-Dataset load_fashion_mnist(const Spec& spec) {
+Dataset load_fashion_mnist(const Spec& spec, const DataLimits& limits) {
   std::string part = spec.get_choice("part", "train", {"train", "test"});
   int64_t subset = spec.get_int("subset", -1, 1, int64_t{1} << 31);
   std::string dir = fashion_mnist_dir();
@@ -98,9 +98,10 @@ Dataset load_fashion_mnist(const Spec& spec) {
           "dataset-fashion-mnist) or point LAYERLAB_FASHION_MNIST_DIR at a directory with the "
           "IDX files");
   }
-  Dataset d = parse_idx(
-      read_data_file(images, "fashion-mnist:" + images), "fashion-mnist:" + images,
-      read_data_file(labels, "fashion-mnist:" + labels), "fashion-mnist:" + labels, 10, subset);
+  Dataset d = parse_idx(read_data_file(images, "fashion-mnist:" + images, limits),
+                        "fashion-mnist:" + images,
+                        read_data_file(labels, "fashion-mnist:" + labels, limits),
+                        "fashion-mnist:" + labels, 10, subset, limits);
   if (subset > 0 && d.rows < subset)
     spec.fail(fmt::format("subset={} but part={} has only {} rows", subset, part, d.rows));
   d.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -112,7 +113,7 @@ Dataset load_fashion_mnist(const Spec& spec) {
 
 Dataset parse_idx(std::string_view images, const std::string& images_source,
                   std::string_view labels, const std::string& labels_source, int declared_classes,
-                  int64_t max_rows) {
+                  int64_t max_rows, const DataLimits& limits) {
   IdxHeader ih = parse_header(images, images_source);
   IdxHeader lh = parse_header(labels, labels_source);
   if (lh.dims.size() != 1)
@@ -123,6 +124,7 @@ Dataset parse_idx(std::string_view images, const std::string& images_source,
                                        ih.items, labels_source, lh.items));
   int64_t rows = max_rows >= 0 ? std::min(ih.items, max_rows) : ih.items;
   if (rows == 0) throw invalid_argument(images_source + ": no items");
+  check_shape(rows, ih.item_size, limits, images_source);
   Dataset d;
   d.rows = rows;
   d.features = static_cast<int>(ih.item_size);
@@ -146,7 +148,7 @@ void register_idx(LoaderRegistry& r) {
   r.add("idx:", {"idx:IMAGES,LABELS - IDX image and label files (unsigned bytes, plain or "
                  "gzipped), images flattened; ?classes=N",
                  {"classes"},
-                 [](const Spec& spec) {
+                 [](const Spec& spec, const DataLimits& limits) {
                    size_t comma = spec.target().find(',');
                    if (comma == std::string::npos ||
                        spec.target().find(',', comma + 1) != std::string::npos || comma == 0 ||
@@ -156,8 +158,8 @@ void register_idx(LoaderRegistry& r) {
                    std::string labels = spec.target().substr(comma + 1);
                    int classes = label_options(spec).declared_classes;
                    std::string is = "idx:" + images, ls = "idx:" + labels;
-                   return parse_idx(read_data_file(images, is), is, read_data_file(labels, ls), ls,
-                                    classes);
+                   return parse_idx(read_data_file(images, is, limits), is,
+                                    read_data_file(labels, ls, limits), ls, classes, -1, limits);
                  }});
   r.add("fashion-mnist",
         {"Fashion-MNIST from Debian's dataset-fashion-mnist package: 28x28 images (784 "

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "common/text_safety.h"
 
 namespace layerlab::data {
 
@@ -17,15 +18,16 @@ void ClassLabels::add(std::string_view token, const Location& where) {
     if (v != std::floor(v) || std::abs(v) > 9.0e15)
       fail_at(where, fmt::format("label '{}' is not an integer class id (use task=regression for "
                                  "a numeric target)",
-                                 token));
+                                 excerpt(token)));
     add_integer(static_cast<int64_t>(v), where);
     return;
   }
   if (token.empty()) fail_at(where, "empty label");
   if (status == NumberStatus::kNotFinite)
-    fail_at(where, fmt::format("label '{}' is not finite", token));
-  if (declared_ > 0) fail_at(where, fmt::format("label '{}' is not an integer class id", token));
-  if (numbers_only_) fail_at(where, fmt::format("label '{}' is not a number", token));
+    fail_at(where, fmt::format("label '{}' is not finite", excerpt(token)));
+  if (declared_ > 0)
+    fail_at(where, fmt::format("label '{}' is not an integer class id", excerpt(token)));
+  if (numbers_only_) fail_at(where, fmt::format("label '{}' is not a number", excerpt(token)));
   auto it = strings_.find(token);
   if (it == strings_.end())
     it = strings_.emplace(std::string(token), static_cast<int64_t>(strings_.size())).first;

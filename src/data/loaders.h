@@ -13,9 +13,9 @@
 namespace layerlab::data {
 
 struct Loader {
-  std::string description;                   // one line, with the parameters it accepts
-  std::vector<std::string> keys;             // the query keys it accepts
-  std::function<Dataset(const Spec&)> load;  // called after the keys are checked
+  std::string description;        // one line, with the parameters it accepts
+  std::vector<std::string> keys;  // the query keys it accepts
+  std::function<Dataset(const Spec&, const DataLimits&)> load;  // after the keys are checked
 };
 
 using LoaderRegistry = Registry<Loader>;
@@ -40,12 +40,18 @@ struct CsvOptions {
   std::vector<std::string> label_columns;  // empty: the last column
 };
 // Parses CSV text; `source` prefixes every error ("csv:PATH", "iris").
-Dataset parse_csv(std::string_view text, const std::string& source, const CsvOptions& options);
+Dataset parse_csv(std::string_view text, const std::string& source, const CsvOptions& options,
+                  const DataLimits& limits = {});
 
 // Parses IDX image and label files (already decompressed) into a classification dataset.
 Dataset parse_idx(std::string_view images, const std::string& images_source,
                   std::string_view labels, const std::string& labels_source, int declared_classes,
-                  int64_t max_rows = -1);
+                  int64_t max_rows = -1, const DataLimits& limits = {});
+
+// Throws invalid_argument ("SOURCE: ... (the limit is DataLimits::max_rows = N)") when rows,
+// features or rows x features exceed `limits`.
+void check_shape(int64_t rows, int64_t features, const DataLimits& limits,
+                 const std::string& source);
 
 // Names the features f0..f{features-1} when the source has no names.
 void default_feature_names(Dataset& d);

@@ -2,6 +2,7 @@
 // Deterministic from the seed (data/random.h), classes balanced exactly, rows shuffled.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -19,8 +20,12 @@ struct Common {
   uint64_t seed;
 };
 
-Common read_common(const Spec& spec, int64_t min_rows, double default_noise) {
-  return {spec.get_int("n", 1000, min_rows, kMaxRows),
+// n is bounded by DataLimits (rows, and rows x features values) as well as kMaxRows.
+Common read_common(const Spec& spec, const DataLimits& limits, int features, int64_t min_rows,
+                   double default_noise) {
+  const int64_t max_rows =
+      std::max(min_rows, std::min({kMaxRows, limits.max_rows, limits.max_values / features}));
+  return {spec.get_int("n", 1000, min_rows, max_rows),
           spec.get_double("noise", default_noise, 0, 10), spec.get_seed("seed", 0)};
 }
 
@@ -54,10 +59,10 @@ Dataset generate(const Common& c, int features, int classes, PointFn point) {
 
 constexpr double kPi = std::numbers::pi;
 
-Dataset spirals(const Spec& spec) {
+Dataset spirals(const Spec& spec, const DataLimits& limits) {
   int classes = static_cast<int>(spec.get_int("classes", 3, 2, 100));
   double turns = spec.get_double("turns", 1, 0.1, 20);
-  Common c = read_common(spec, classes, 0.05);
+  Common c = read_common(spec, limits, 2, classes, 0.05);
   // Arm k: radius t, angle 2*pi*(turns * t + k / classes), t uniform in [0, 1).
   return generate(c, 2, classes, [&](Rng& rng, int k, std::vector<double>& p) {
     double t = rng.uniform();
@@ -67,8 +72,8 @@ Dataset spirals(const Spec& spec) {
   });
 }
 
-Dataset moons(const Spec& spec) {
-  Common c = read_common(spec, 2, 0.1);
+Dataset moons(const Spec& spec, const DataLimits& limits) {
+  Common c = read_common(spec, limits, 2, 2, 0.1);
   // scikit-learn's make_moons shapes, centred on the origin.
   return generate(c, 2, 2, [](Rng& rng, int k, std::vector<double>& p) {
     double t = kPi * rng.uniform();
@@ -77,9 +82,9 @@ Dataset moons(const Spec& spec) {
   });
 }
 
-Dataset xor_data(const Spec& spec) {
+Dataset xor_data(const Spec& spec, const DataLimits& limits) {
   int dims = static_cast<int>(spec.get_int("dims", 2, 2, 64));
-  Common c = read_common(spec, 2, 0.1);
+  Common c = read_common(spec, limits, dims, 2, 0.1);
   // Uniform in [-1, 1]^dims; class = parity of the number of positive coordinates.
   return generate(c, dims, 2, [dims](Rng& rng, int k, std::vector<double>& p) {
     int positive = 0;
@@ -91,9 +96,9 @@ Dataset xor_data(const Spec& spec) {
   });
 }
 
-Dataset checkerboard(const Spec& spec) {
+Dataset checkerboard(const Spec& spec, const DataLimits& limits) {
   int cells = static_cast<int>(spec.get_int("cells", 4, 2, 64));
-  Common c = read_common(spec, 2, 0.0);
+  Common c = read_common(spec, limits, 2, 2, 0.0);
   // A cells x cells board on [-1, 1]^2; cell (i, j) has class (i + j) % 2. A point picks one
   // of its class's cells uniformly, then a uniform position inside it.
   std::vector<std::vector<int>> cells_of(2);

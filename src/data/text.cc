@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "common/text_safety.h"
 
 namespace layerlab::data {
 
@@ -124,12 +125,12 @@ float parse_float_cell(std::string_view text, const Location& where, const std::
     case NumberStatus::kNotANumber:
       if (trim(text).empty())
         fail_at(where, what + ": empty cell (missing values are not supported)");
-      fail_at(where, what + ": expected a number, got '" + std::string(text) + "'");
+      fail_at(where, what + ": expected a number, got '" + excerpt(trim(text)) + "'");
     case NumberStatus::kNotFinite:
-      fail_at(where, what + ": value '" + std::string(trim(text)) + "' is not finite");
+      fail_at(where, what + ": value '" + excerpt(trim(text)) + "' is not finite");
   }
   if (std::abs(v) > std::numeric_limits<float>::max())
-    fail_at(where, what + ": value '" + std::string(trim(text)) + "' is too large for a float");
+    fail_at(where, what + ": value '" + excerpt(trim(text)) + "' is too large for a float");
   return static_cast<float>(v);
 }
 

@@ -9,6 +9,7 @@
 #include "backend/buffer.h"
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/text_safety.h"
 #include "data/file_io.h"
 #include "data/spec.h"
 #include "data/text.h"
@@ -122,7 +123,7 @@ Features read_csv_features(const Model& m, const data::Spec& spec) {
     const auto n = std::count(header.begin(), header.end(), name);
     if (n > 1)
       throw invalid_argument(
-          fmt::format("{}: column '{}' appears {} times in the header", source, name, n));
+          fmt::format("{}: column '{}' appears {} times in the header", source, excerpt(name), n));
     if (n == 0) {
       missing.push_back(name);
       continue;
@@ -133,8 +134,8 @@ Features read_csv_features(const Model& m, const data::Spec& spec) {
   if (!missing.empty())
     throw invalid_argument(
         fmt::format("{}: no column{} {} (the model reads the columns {}; the file has {})", source,
-                    missing.size() == 1 ? "" : "s", "'" + join(missing, "', '") + "'",
-                    join(m.feature_names, ", "), join(header, ", ")));
+                    missing.size() == 1 ? "" : "s", "'" + excerpt(join(missing, "', '")) + "'",
+                    excerpt(join(m.feature_names, ", ")), excerpt(join(header, ", "))));
   Features f;
   std::vector<std::string> cells;
   while (lines.next_nonblank(line)) {
@@ -266,6 +267,31 @@ Model from_safetensors(const SafeTensors& st, const std::string& source) {
     throw invalid_argument(source + ": metadata 'architecture': widths must be positive, got " +
                            arch.dump());
 
+  // The metadata is checked against the engine's limits and the tensors the file holds
+  // before anything of the claimed size is allocated: a header claiming a layer of 10^9
+  // units must not cost 10^9 floats.
+  try {
+    nn::check_network_size(a, 1, kMaxPredictRows);
+  } catch (const Error& e) {
+    throw invalid_argument(source + ": metadata 'architecture': " + e.what());
+  }
+  int64_t stored = 0;
+  for (const auto& [name, t] : st.tensors) stored += static_cast<int64_t>(t.data.size());
+  if (a.parameter_count() > stored)
+    throw invalid_argument(fmt::format(
+        "{}: metadata 'architecture' claims {} parameters but the file's tensors hold {} values",
+        source, a.parameter_count(), stored));
+
+  // Every value must be finite: a model with NaN or infinite weights predicts nothing
+  // meaningful (a diverged training run), and would print a class regardless.
+  auto check_finite = [&](const std::string& name, const std::vector<float>& values) {
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!std::isfinite(values[i]))
+        throw invalid_argument(fmt::format(
+            "{}: tensor '{}' holds {} at index {}; the model's weights must be finite (did its "
+            "training diverge?)",
+            source, name, std::isnan(values[i]) ? "NaN" : "an infinity", i));
+  };
   std::vector<std::string> expected = {"input.mean", "input.std"};
   m.scaler.mean = st.get("input.mean", {a.inputs}, source).data;
   m.scaler.scale = st.get("input.std", {a.inputs}, source).data;
@@ -281,6 +307,7 @@ Model from_safetensors(const SafeTensors& st, const std::string& source) {
   for (const LayerSlots& l : layer_slots(a)) {
     auto put = [&](const std::string& name, int64_t offset, std::vector<int64_t> shape) {
       const Tensor& t = st.get(name, shape, source);
+      check_finite(name, t.data);
       std::copy(t.data.begin(), t.data.end(), m.parameters.begin() + offset);
       expected.push_back(name);
     };
@@ -291,6 +318,8 @@ Model from_safetensors(const SafeTensors& st, const std::string& source) {
     put(l.prefix + ".bn.beta", l.beta, {l.out});
     m.running_mean.push_back(st.get(l.prefix + ".bn.running_mean", {l.out}, source).data);
     m.running_var.push_back(st.get(l.prefix + ".bn.running_var", {l.out}, source).data);
+    check_finite(l.prefix + ".bn.running_mean", m.running_mean.back());
+    check_finite(l.prefix + ".bn.running_var", m.running_var.back());
     expected.push_back(l.prefix + ".bn.running_mean");
     expected.push_back(l.prefix + ".bn.running_var");
   }

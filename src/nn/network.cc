@@ -1,6 +1,10 @@
 #include "nn/network.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/error.h"
 #include "nn/registries.h"
@@ -12,20 +16,99 @@ using backend::DeviceBuffer;
 using backend::GemmArgs;
 using backend::PackedVector;
 
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// a + b and a * b for non-negative values, saturating at INT64_MAX.
+int64_t add_sat(int64_t a, int64_t b) {
+  return a > kInt64Max - b ? kInt64Max : a + b;
+}
+int64_t mul_sat(int64_t a, int64_t b) {
+  return a != 0 && b > kInt64Max / a ? kInt64Max : a * b;
+}
+
+std::string describe(const Architecture& a) {
+  std::string widths;
+  if (a.hidden.empty()) return "a network with no hidden layer";
+  const bool uniform =
+      std::all_of(a.hidden.begin(), a.hidden.end(), [&](int w) { return w == a.hidden[0]; });
+  if (uniform)
+    return fmt::format("{} hidden layer{} of {} units", a.hidden.size(),
+                       a.hidden.size() == 1 ? "" : "s", a.hidden[0]);
+  const auto widest = *std::max_element(a.hidden.begin(), a.hidden.end());
+  return fmt::format("{} hidden layers up to {} units", a.hidden.size(), widest);
+}
+
+}  // namespace
+
 int64_t Architecture::parameter_count() const {
   int64_t n = 0;
-  int in = inputs;
-  for (int w : hidden) {
-    n += static_cast<int64_t>(in) * w + w + (batch_norm ? 2 * w : 0);
+  int64_t in = std::max(inputs, 0);
+  for (int width : hidden) {
+    const int64_t w = std::max(width, 0);
+    n = add_sat(n, add_sat(mul_sat(in, w), w + (batch_norm ? 2 * w : 0)));
     in = w;
   }
-  return n + static_cast<int64_t>(in) * outputs + outputs;
+  const int64_t out = std::max(outputs, 0);
+  return add_sat(n, add_sat(mul_sat(in, out), out));
+}
+
+NetworkSize estimate_size(const Architecture& a, int pack, int64_t max_rows) {
+  NetworkSize s;
+  s.parameters = a.parameter_count();
+  const int64_t members = std::max(pack, 1);
+  const int64_t rows = mul_sat(members, std::max<int64_t>(max_rows, 1));
+  // Parameters, gradients and the optimizer's two state vectors, per member.
+  int64_t floats = mul_sat(mul_sat(s.parameters, 4), members);
+  // Per hidden layer: z, a, dh, then h (dropout or residual), mask (dropout), xhat (batch
+  // norm), each [rows][width]; batch norm's four statistics per member. The output: z.
+  const int64_t per_row =
+      3 + (a.dropout || a.residual ? 1 : 0) + (a.dropout ? 1 : 0) + (a.batch_norm ? 1 : 0);
+  for (int w : a.hidden) {
+    floats = add_sat(floats, mul_sat(mul_sat(rows, std::max(w, 0)), per_row));
+    if (a.batch_norm) floats = add_sat(floats, mul_sat(mul_sat(members, std::max(w, 0)), 4));
+  }
+  floats = add_sat(floats, mul_sat(rows, std::max(a.outputs, 0)));
+  // The batch being trained on, and its targets.
+  floats = add_sat(floats, mul_sat(rows, add_sat(std::max(a.inputs, 0), std::max(a.outputs, 0))));
+  s.bytes = mul_sat(floats, static_cast<int64_t>(sizeof(float)));
+  return s;
+}
+
+void check_network_size(const Architecture& a, int pack, int64_t max_rows,
+                        const NetworkLimits& limits) {
+  if (static_cast<int64_t>(a.hidden.size()) > limits.max_hidden_layers)
+    throw invalid_argument(
+        fmt::format("network: {} hidden layers; at most {} (NetworkLimits::max_hidden_layers)",
+                    a.hidden.size(), limits.max_hidden_layers));
+  for (int w : a.hidden)
+    if (w > limits.max_units)
+      throw invalid_argument(
+          fmt::format("network: a hidden layer of {} units; at most {} (NetworkLimits::max_units)",
+                      w, limits.max_units));
+  const NetworkSize s = estimate_size(a, pack, max_rows);
+  // Inputs and outputs are 0 when the data is not known yet (a study being checked).
+  const std::string io =
+      a.inputs > 0 ? fmt::format(" ({} inputs, {} outputs)", a.inputs, a.outputs) : "";
+  const std::string more = a.inputs > 0 ? "" : " or more";
+  if (s.parameters > limits.max_parameters)
+    throw invalid_argument(fmt::format(
+        "network: {}{} {} {}{} parameters; at most {} (NetworkLimits::max_parameters)", describe(a),
+        io, a.hidden.size() == 1 ? "has" : "have", s.parameters, more, limits.max_parameters));
+  if (s.bytes > limits.max_bytes)
+    throw invalid_argument(fmt::format(
+        "network: {}{} in a pack of {} with batches of {} rows need{} about {}{} MiB; at most {} "
+        "MiB (NetworkLimits::max_bytes)",
+        describe(a), io, pack, max_rows, a.hidden.size() == 1 ? "s" : "", s.bytes >> 20, more,
+        limits.max_bytes >> 20));
 }
 
 Network::Network(backend::Backend& b, Architecture arch, int pack, int max_rows)
     : b_(b), arch_(std::move(arch)), pack_(pack), max_rows_(max_rows) {
   if (arch_.inputs < 1 || arch_.outputs < 1 || pack_ < 1 || max_rows_ < 1)
     throw invalid_argument("network: inputs, outputs, pack and rows must be positive");
+  check_network_size(arch_, pack_, max_rows_);
   n_params_ = arch_.parameter_count();
   stride_ = (n_params_ + 15) / 16 * 16;  // 64-byte aligned member blocks
   params_ = DeviceBuffer<float>(b_, stride_ * pack_);

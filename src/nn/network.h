@@ -30,9 +30,38 @@ struct Architecture {
   bool residual = false;
   bool dropout = false;  // whether any member uses dropout (allocates masks)
 
+  // Saturates at INT64_MAX instead of overflowing (an architecture read from a file may
+  // claim anything).
   int64_t parameter_count() const;
   bool operator==(const Architecture&) const = default;
 };
+
+// Limits on one network, checked before anything is allocated (DESIGN.md, "Hostile
+// input"): Params::validate() holds every parameter set to the widths and depth here, and
+// Network's constructor (so training, packs and `predict`) to the parameter count and memory.
+struct NetworkLimits {
+  int64_t max_units = 1'000'000;         // the width of one hidden layer
+  int64_t max_hidden_layers = 10'000;    // hidden layers (hidden_layers, or entries of layers)
+  int64_t max_parameters = 100'000'000;  // weights, biases and batch-norm scales of one member
+  // Estimated bytes of one pack (estimate_size): 8 GiB.
+  int64_t max_bytes = int64_t{8} << 30;
+};
+
+// What a pack of `pack` networks of architecture `a` holds, for batches of up to
+// `max_rows` rows: parameters per member, and bytes in all (parameters, gradients and two
+// optimizer state vectors per member, plus every per-row buffer of every layer). Both
+// saturate at INT64_MAX.
+struct NetworkSize {
+  int64_t parameters = 0;
+  int64_t bytes = 0;
+};
+NetworkSize estimate_size(const Architecture& a, int pack, int64_t max_rows);
+
+// Throws InvalidArgument when a layer is wider, the network deeper, or estimate_size()
+// larger than `limits` allow, naming the limit: "network: 2 hidden layers of 1000000 units
+// have 1000066000010 parameters; at most 100000000 (NetworkLimits::max_parameters)".
+void check_network_size(const Architecture& a, int pack, int64_t max_rows,
+                        const NetworkLimits& limits = {});
 
 class Network {
  public:

@@ -1,11 +1,15 @@
 #include "nn/params.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/text_safety.h"
+#include "nn/network.h"
 #include "nn/registries.h"
 
 namespace layerlab::nn {
@@ -13,8 +17,19 @@ namespace {
 
 using nlohmann::json;
 
+// A value for "got ..." in messages: JSON, except that NaN and infinities (which JSON
+// writes as null) are named, and long text is cut (common/text_safety.h).
+std::string describe(const json& j) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "infinity" : "-infinity";
+  }
+  return excerpt(j.dump(-1, ' ', false, json::error_handler_t::replace), 200);
+}
+
 [[noreturn]] void bad(const std::string& key, const std::string& expected, const json& got) {
-  throw invalid_argument(key + ": expected " + expected + ", got " + got.dump());
+  throw invalid_argument(key + ": expected " + expected + ", got " + describe(got));
 }
 
 void read(const std::string& key, const json& j, int& out) {
@@ -29,6 +44,7 @@ void read(const std::string& key, const json& j, uint64_t& out) {
 }
 void read(const std::string& key, const json& j, double& out) {
   if (!j.is_number()) bad(key, "a number", j);
+  if (!std::isfinite(j.get<double>())) bad(key, "a finite number", j);
   out = j.get<double>();
 }
 void read(const std::string& key, const json& j, bool& out) {
@@ -41,6 +57,10 @@ void read(const std::string& key, const json& j, std::string& out) {
 }
 void read(const std::string& key, const json& j, std::vector<int>& out) {
   if (!j.is_array()) bad(key, "a list of layer widths", j);
+  if (static_cast<int64_t>(j.size()) > NetworkLimits{}.max_hidden_layers)
+    throw invalid_argument(
+        fmt::format("{}: {} layers; at most {} (NetworkLimits::max_hidden_layers)", key, j.size(),
+                    NetworkLimits{}.max_hidden_layers));
   out.clear();
   for (size_t i = 0; i < j.size(); ++i) {
     int v = 0;
@@ -89,6 +109,12 @@ const std::vector<Field>& fields() {
   return f;
 }
 
+// "at most N (NetworkLimits::FIELD)" or "at most N WHAT (NetworkLimits::FIELD)".
+std::string at_most(int64_t n, const char* field, const char* what = nullptr) {
+  return fmt::format("at most {}{}{} (NetworkLimits::{})", n, what ? " " : "", what ? what : "",
+                     field);
+}
+
 template <typename T>
 void require(bool ok, const char* key, const char* expected, T got) {
   if (!ok) bad(key, expected, json(got));
@@ -103,24 +129,40 @@ void check_name(const Registry<T>& registry, const char* key, const std::string&
 }  // namespace
 
 std::vector<int> Params::hidden_widths() const {
+  // validate() bounds hidden_layers; this guards the allocation for unvalidated Params.
+  if (layers.empty() && hidden_layers > NetworkLimits{}.max_hidden_layers)
+    throw invalid_argument(fmt::format("hidden_layers: {}; at most {}", hidden_layers,
+                                       NetworkLimits{}.max_hidden_layers));
   if (!layers.empty()) return layers;
   return std::vector<int>(static_cast<size_t>(std::max(hidden_layers, 0)), units);
 }
 
 void Params::validate() const {
+  const NetworkLimits limits;
   require(hidden_layers >= 0, "hidden_layers", "a non-negative integer", hidden_layers);
+  require(hidden_layers <= limits.max_hidden_layers, "hidden_layers",
+          at_most(limits.max_hidden_layers, "max_hidden_layers").c_str(), hidden_layers);
   require(units >= 1, "units", "a positive integer", units);
+  require(units <= limits.max_units, "units", at_most(limits.max_units, "max_units").c_str(),
+          units);
   for (int w : layers) require(w >= 1, "layers", "positive layer widths", layers);
+  require(static_cast<int64_t>(layers.size()) <= limits.max_hidden_layers, "layers",
+          at_most(limits.max_hidden_layers, "max_hidden_layers", "layers").c_str(), layers.size());
+  for (int w : layers)
+    require(w <= limits.max_units, "layers",
+            at_most(limits.max_units, "max_units", "units per layer").c_str(), layers);
   require(dropout >= 0.0 && dropout < 1.0, "dropout", "a rate in [0, 1)", dropout);
   require(learning_rate > 0.0 && std::isfinite(learning_rate), "learning_rate", "a positive number",
           learning_rate);
   require(momentum >= 0.0 && momentum < 1.0, "momentum", "a value in [0, 1)", momentum);
-  require(weight_decay >= 0.0, "weight_decay", "a non-negative number", weight_decay);
+  require(weight_decay >= 0.0 && std::isfinite(weight_decay), "weight_decay",
+          "a finite non-negative number", weight_decay);
   require(batch_size >= 1, "batch_size", "a positive integer", batch_size);
   require(epochs >= 1, "epochs", "a positive integer", epochs);
   require(lr_step_epochs >= 1, "lr_step_epochs", "a positive integer", lr_step_epochs);
-  require(lr_gamma > 0.0, "lr_gamma", "a positive number", lr_gamma);
-  require(lr_min >= 0.0, "lr_min", "a non-negative number", lr_min);
+  require(lr_gamma > 0.0 && std::isfinite(lr_gamma), "lr_gamma", "a finite positive number",
+          lr_gamma);
+  require(lr_min >= 0.0 && std::isfinite(lr_min), "lr_min", "a finite non-negative number", lr_min);
   require(warmup_epochs >= 0, "warmup_epochs", "a non-negative integer", warmup_epochs);
   require(patience >= 0, "patience", "a non-negative integer", patience);
   check_name(activations(), "activation", activation);

@@ -16,9 +16,11 @@
 #include <iterator>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 #include "common/error.h"
 #include "common/strings.h"
+#include "common/text_safety.h"
 #include "data/dataset.h"
 #include "nn/params.h"
 #include "study/sampler.h"
@@ -112,7 +114,10 @@ json scalar_json(const YAML::Node& n) {
   }
   if (is_float_text(s)) {
     double v = 0;
-    std::from_chars(t.data(), t.data() + t.size(), v);
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    // Out of range: from_chars leaves v alone; strtod gives +-infinity for an overflow
+    // (1e400, reported as "infinity") and 0 for an underflow.
+    if (ec == std::errc::result_out_of_range) v = std::strtod(std::string(t).c_str(), nullptr);
     return v;
   }
   const bool negative = !t.empty() && t[0] == '-';
@@ -139,13 +144,16 @@ json node_json(const YAML::Node& n) {
   return scalar_json(n);
 }
 
-// What a node holds, for "got ..." in messages: strings quoted, numbers as written.
+// What a node holds, for "got ..." in messages: strings quoted (a long one cut short),
+// numbers as written, NaN and infinities named.
 std::string got(const YAML::Node& n) {
   if (n.IsSequence()) return n.size() == 0 ? "[]" : "a list";
   if (n.IsMap()) return n.size() == 0 ? "{}" : "a mapping";
   if (!n.IsScalar()) return "null";
   const json j = scalar_json(n);
-  return j.is_string() ? j.dump() : j.is_null() ? "null" : n.Scalar();
+  if (j.is_number_float() && !std::isfinite(j.get<double>()))
+    return std::isnan(j.get<double>()) ? "NaN" : j.get<double>() > 0 ? "infinity" : "-infinity";
+  return j.is_string() ? excerpt(j.dump()) : j.is_null() ? "null" : excerpt(n.Scalar());
 }
 
 // A node with its key path and the place to report it at (a null value is reported at its
@@ -169,9 +177,80 @@ const Item* find(const Fields& fields, const std::string& key) {
   return nullptr;
 }
 
+// The largest numeric value of a parameter's domain (`fallback` when the study leaves the
+// parameter at its default).
+double domain_max(const StudySpec& s, const std::string& name, double fallback) {
+  for (const auto& [n, d] : s.parameters) {
+    if (n != name) continue;
+    if (d.distribution != Distribution::kValue && d.distribution != Distribution::kValues)
+      return d.max;
+    double m = 0;
+    for (const json& v : d.values)
+      if (v.is_number()) m = std::max(m, v.get<double>());
+    return m;
+  }
+  return fallback;
+}
+
+// Whether some value of a boolean parameter's domain is true, or of a numeric one positive.
+bool domain_any(const StudySpec& s, const std::string& name, bool fallback) {
+  for (const auto& [n, d] : s.parameters) {
+    if (n != name) continue;
+    if (d.distribution != Distribution::kValue && d.distribution != Distribution::kValues)
+      return d.max > 0;
+    for (const json& v : d.values)
+      if ((v.is_boolean() && v.get<bool>()) || (v.is_number() && v.get<double>() > 0)) return true;
+    return false;
+  }
+  return fallback;
+}
+
+// The networks that bound every network of the search space: hidden_layers x units at their
+// largest, and each list of `layers` values; with the largest batch and every optional
+// buffer (batch norm, dropout, residual) that some trial may use.
+std::vector<nn::Architecture> largest_networks(const StudySpec& s, int inputs, int outputs,
+                                               int64_t* rows) {
+  const nn::Params defaults;
+  nn::Architecture base;
+  base.inputs = inputs;
+  base.outputs = outputs;
+  base.batch_norm = domain_any(s, "batch_norm", defaults.batch_norm);
+  base.residual = domain_any(s, "residual", defaults.residual);
+  base.dropout = domain_any(s, "dropout", defaults.dropout > 0);
+  // The trainer's rows per pass: the batch, or up to 256 validation rows.
+  *rows = std::max<int64_t>(256,
+                            static_cast<int64_t>(domain_max(s, "batch_size", defaults.batch_size)));
+  std::vector<nn::Architecture> out;
+  bool plain = true;  // some trial uses hidden_layers x units
+  for (const auto& [n, d] : s.parameters) {
+    if (n != "layers") continue;
+    plain = false;
+    for (const json& v : d.values) {
+      if (!v.is_array() || v.empty()) {
+        plain = true;
+        continue;
+      }
+      nn::Architecture a = base;
+      for (const json& w : v) a.hidden.push_back(w.get<int>());
+      out.push_back(std::move(a));
+    }
+  }
+  if (plain) {
+    nn::Architecture a = base;
+    const auto depth = static_cast<int64_t>(domain_max(s, "hidden_layers", defaults.hidden_layers));
+    const auto width = static_cast<int>(domain_max(s, "units", defaults.units));
+    // Params::validate() has held both to NetworkLimits' defaults; a smaller depth limit
+    // is checked first, so the list built here stays small.
+    const int64_t max_depth = nn::NetworkLimits{}.max_hidden_layers + 1;
+    a.hidden.assign(static_cast<size_t>(std::clamp<int64_t>(depth, 0, max_depth)), width);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 class Parser {
  public:
-  explicit Parser(std::string file) : file_(std::move(file)) {}
+  Parser(std::string file, const SpecLimits& limits) : file_(std::move(file)), limits_(limits) {}
 
   StudySpec study(const Item& top);
 
@@ -210,24 +289,38 @@ class Parser {
   json parameter_value(const std::string& name, const Item& item) const;
   void check_method(const StudySpec& s, const Item& top, const Fields& f) const;
 
+  // The entries of a list (0 for anything else), counted before they are read.
+  static int64_t size_of(const Item& item) {
+    return item.node.IsSequence() ? static_cast<int64_t>(item.node.size()) : 0;
+  }
+  // "N THINGS; at most M (SpecLimits::FIELD)" when `n` exceeds `max`.
+  void limit(const Item& at, int64_t n, int64_t max, const char* things, const char* field) const {
+    if (n > max)
+      fail(at, std::to_string(n) + " " + things + "; at most " + std::to_string(max) +
+                   " (SpecLimits::" + field + ")");
+  }
+  void check_networks(const StudySpec& s, const Fields& top) const;
+
   std::string file_;
+  const SpecLimits& limits_;
   std::vector<Item> param_items_;  // parallel to StudySpec::parameters
 };
 
 Fields Parser::mapping(const Item& item, const std::string& what) const {
   if (!item.node.IsMap()) expected(item, what);
   Fields out;
+  std::unordered_map<std::string, size_t> seen;  // key -> index in out: linear, not quadratic
   for (auto it = item.node.begin(); it != item.node.end(); ++it) {
     const YAML::Node k = it->first;
     const std::string prefix = item.path.empty() ? "" : item.path + ".";
     if (!k.IsScalar())
       fail_at(k.Mark(),
               (item.path.empty() ? "" : item.path + ": ") + "expected a key name, got " + got(k));
-    const std::string path = prefix + k.Scalar();
-    for (const Field& prev : out)
-      if (prev.key == k.Scalar())
-        fail_at(k.Mark(), path + ": key given twice (first on line " +
-                              std::to_string(prev.key_mark.line + 1) + ")");
+    const std::string path = prefix + excerpt(k.Scalar());
+    if (const auto prev = seen.find(k.Scalar()); prev != seen.end())
+      fail_at(k.Mark(), path + ": key given twice (first on line " +
+                            std::to_string(out[prev->second].key_mark.line + 1) + ")");
+    seen.emplace(k.Scalar(), out.size());
     const YAML::Node v = it->second;
     out.push_back({k.Scalar(), k.Mark(), Item{v, path, v.IsNull() ? k.Mark() : v.Mark()}});
   }
@@ -265,7 +358,7 @@ std::string Parser::choice(const Item& item, const std::string& kind,
                            const std::vector<std::string>& choices) const {
   const std::string v = text(item, "one of " + join(choices, ", "));
   if (contains(choices, v)) return v;
-  std::string msg = "unknown " + kind + " '" + v + "'";
+  std::string msg = "unknown " + kind + " '" + excerpt(v) + "'";
   const std::string hint = closest_match(v, choices);
   if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
   fail(item, msg + "; expected one of " + join(choices, ", "));
@@ -332,8 +425,9 @@ StudySpec Parser::study(const Item& top) {
     const Fields bf = settings(*b, {"trials", "hours"});
     if (const Item* t = find(bf, "trials")) {
       s.budget_trials = integer(*t, 1, "a positive integer");
-      if (s.budget_trials > kMaxStudyTrials)
-        expected(*t, "at most " + std::to_string(kMaxStudyTrials) + " trials");
+      if (s.budget_trials > limits_.max_trials)
+        expected(*t, "at most " + std::to_string(limits_.max_trials) +
+                         " trials (SpecLimits::max_trials)");
     }
     if (const Item* h = find(bf, "hours")) {
       s.budget_hours = number(*h);
@@ -342,7 +436,9 @@ StudySpec Parser::study(const Item& top) {
   }
   if (const Item* sd = find(f, "seeds")) {
     s.seeds.clear();
-    for (const Item& e : sequence(*sd, "a non-empty list of non-negative integers")) {
+    limit(*sd, size_of(*sd), limits_.max_seeds, "seeds", "max_seeds");
+    const std::vector<Item> seeds = sequence(*sd, "a non-empty list of non-negative integers");
+    for (const Item& e : seeds) {
       const auto seed = static_cast<uint64_t>(integer(e, 0, "a non-negative integer"));
       if (std::find(s.seeds.begin(), s.seeds.end(), seed) != s.seeds.end())
         fail(e, "seed " + std::to_string(seed) + " is listed twice");
@@ -383,16 +479,19 @@ StudySpec Parser::study(const Item& top) {
   }
   parameters(s, f, stopping != nullptr);
   check_method(s, top, f);
+  check_networks(s, f);
   return s;
 }
 
 void Parser::datasets(StudySpec& s, const Item& item) const {
   const std::vector<std::string> known = data::known_datasets();
-  for (const Item& e :
-       sequence(item, "a non-empty list of dataset names or specs, e.g. [iris, wine]")) {
+  limit(item, size_of(item), limits_.max_datasets, "datasets", "max_datasets");
+  const std::vector<Item> items =
+      sequence(item, "a non-empty list of dataset names or specs, e.g. [iris, wine]");
+  for (const Item& e : items) {
     const std::string d = text(e, "a dataset name or spec");
     if (std::find(s.datasets.begin(), s.datasets.end(), d) != s.datasets.end())
-      fail(e, "dataset '" + d + "' is listed twice");
+      fail(e, "dataset '" + excerpt(d) + "' is listed twice");
     s.datasets.push_back(d);
     // Only plain names are checked here: files are opened by the trials, not by the parser.
     const std::string head = d.substr(0, d.find('?'));
@@ -400,7 +499,7 @@ void Parser::datasets(StudySpec& s, const Item& item) const {
         ends_with(head, ".csv.gz") || ends_with(head, ".libsvm") || ends_with(head, ".svm") ||
         contains(known, head))
       continue;
-    std::string msg = "unknown dataset '" + head + "'";
+    std::string msg = "unknown dataset '" + excerpt(head) + "'";
     const std::string hint = closest_match(head, known);
     if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
     fail(e, msg + "; known: " + join(known, ", ") +
@@ -447,7 +546,7 @@ void Parser::parameters(StudySpec& s, const Fields& top, bool patience_given) {
     const std::string n = text(e, "a parameter name");
     auto it = std::find_if(s.parameters.begin(), s.parameters.end(),
                            [&](const auto& p) { return p.first == n; });
-    if (it == s.parameters.end()) fail(e, "'" + n + "' is not in parameters");
+    if (it == s.parameters.end()) fail(e, "'" + excerpt(n) + "' is not in parameters");
     const auto index = static_cast<size_t>(it - s.parameters.begin());
     for (const auto& r : reordered)
       if (r.first == n) fail(e, "'" + n + "' is listed twice");
@@ -493,10 +592,12 @@ Domain Parser::domain(const std::string& name, const Item& item) const {
     return d;
   }
   d.distribution = Distribution::kValues;
-  for (const Item& e : sequence(*values, "a non-empty list of values")) {
+  limit(*values, size_of(*values), limits_.max_values, "values", "max_values");
+  const std::vector<Item> items = sequence(*values, "a non-empty list of values");
+  for (const Item& e : items) {
     json v = parameter_value(name, e);
     if (std::find(d.values.begin(), d.values.end(), v) != d.values.end())
-      fail(e, v.dump() + " is listed twice");
+      fail(e, excerpt(v.dump()) + " is listed twice");
     d.values.push_back(std::move(v));
   }
   return d;
@@ -571,6 +672,16 @@ void Parser::distribution(Domain& d, const std::string& name, const Item& parent
   }
 }
 
+void Parser::check_networks(const StudySpec& s, const Fields& f) const {
+  try {
+    check_network_size(s, 0, 0, limits_.network, "");
+  } catch (const Error& e) {
+    const Item* p = find(f, "parameters");
+    const Item& at = p ? *p : Item{YAML::Node(), "parameters", YAML::Mark()};
+    fail(at, std::string(e.what()).substr(2));  // without the empty context's ": "
+  }
+}
+
 void Parser::check_method(const StudySpec& s, const Item& top, const Fields& f) const {
   const Item* method = find(f, "method");
   const Item& at = method ? *method : top;
@@ -586,43 +697,251 @@ void Parser::check_method(const StudySpec& s, const Item& top, const Fields& f) 
            std::string("method grid needs a discrete domain (value, values, int_uniform or "
                        "q_uniform), got distribution ") +
                distribution_name(d.distribution));
-    if (d.size() > kMaxGridDomainSize)
-      fail(param_items_[i],
-           "a grid over " + std::to_string(d.size()) + " values is too large (at most " +
-               std::to_string(kMaxGridDomainSize) + "); use values: or method random");
+    if (d.size() > limits_.max_values)
+      fail(param_items_[i], "a grid over " + std::to_string(d.size()) +
+                                " values is too large (at most " +
+                                std::to_string(limits_.max_values) +
+                                ", SpecLimits::max_values); use values: or method random");
   }
   const int64_t per = static_cast<int64_t>(s.datasets.size() * s.seeds.size());
   const int64_t configs = s.search_space().grid_size();
-  if (configs > kMaxStudyTrials / per && s.budget_trials == 0) {
+  if (configs > limits_.max_trials / per && s.budget_trials == 0) {
     const Item* p = find(f, "parameters");
     fail(p ? *p : at, "the grid has " + std::to_string(configs) + " configurations x " +
                           std::to_string(per) + " (datasets x seeds); at most " +
-                          std::to_string(kMaxStudyTrials) + " trials (or set budget.trials)");
+                          std::to_string(limits_.max_trials) +
+                          " trials (SpecLimits::max_trials; or set budget.trials)");
   }
 }
 
-// Where each document of a YAML stream starts, without building it. YAML::LoadAll is not
-// used: on some malformed input (a leading ',') yaml-cpp 0.7 keeps reporting documents
-// without advancing, and LoadAll loops, allocating, until memory runs out
-// (jbeder/yaml-cpp#1040). parse_study() stops as soon as a document starts where the
-// previous one did.
-class DocumentStarts : public YAML::EventHandler {
+// A pass over the YAML events before any node is built, which also finds where each
+// document starts. YAML::LoadAll is not used: on some malformed input (a leading ',')
+// yaml-cpp 0.7 keeps reporting documents without advancing, and LoadAll loops, allocating,
+// until memory runs out (jbeder/yaml-cpp#1040); parse_study() stops as soon as a document
+// starts where the previous one did.
+//
+// It refuses, at the event that crosses the line: nesting deeper than max_depth; more than
+// max_nodes nodes with every alias expanded (each alias counts the whole node it names, so a
+// "billion laughs" document is refused after a few hundred events); an alias inside the node
+// it names (a node that contains itself: walking it would never end); and a string that is
+// not UTF-8 after unescaping ("\ud800").
+class Guard : public YAML::EventHandler {
  public:
-  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  Guard(const Parser& parser, const SpecLimits& limits) : parser_(parser), limits_(limits) {}
+
+  void OnDocumentStart(const YAML::Mark& m) override {
+    starts.push_back(m);
+    frames_.clear();
+  }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { leaf(m, anchor); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
+    for (const Frame& f : frames_)
+      if (f.anchor == anchor && anchor != YAML::NullAnchor)
+        parser_.fail_at(m,
+                        "invalid YAML: an alias refers to a node that contains it (a "
+                        "recursive alias); a study file must be a tree");
+    const auto it = sizes_.find(anchor);
+    const Size size = it == sizes_.end() ? Size{1, 1} : it->second;
+    count(m, size.nodes);
+    depth(m, static_cast<int64_t>(frames_.size()) + size.depth);
+    add_to_parent(size);
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    if (const size_t bad = find_invalid_utf8(value); bad != std::string::npos)
+      parser_.fail_at(m,
+                      "invalid UTF-8 in a string (an escaped surrogate such as \\ud800?) at "
+                      "character " +
+                          std::to_string(bad + 1));
+    leaf(m, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(m, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(m, anchor);
+  }
+  void OnMapEnd() override { close(); }
 
   std::vector<YAML::Mark> starts;
+
+ private:
+  struct Size {
+    int64_t nodes = 0;  // expanded
+    int64_t depth = 0;  // levels, itself included
+  };
+  struct Frame {
+    YAML::anchor_t anchor;
+    Size size;
+  };
+
+  void count(const YAML::Mark& m, int64_t nodes) {
+    total_ = nodes > limits_.max_nodes - total_ ? limits_.max_nodes + 1 : total_ + nodes;
+    if (total_ > limits_.max_nodes)
+      parser_.fail_at(m, "the document has more than " + std::to_string(limits_.max_nodes) +
+                             " nodes with its aliases expanded (SpecLimits::max_nodes)");
+  }
+  void depth(const YAML::Mark& m, int64_t levels) {
+    if (levels > limits_.max_depth)
+      parser_.fail_at(m, "nesting deeper than " + std::to_string(limits_.max_depth) +
+                             " levels (SpecLimits::max_depth)");
+  }
+  void add_to_parent(const Size& child) {
+    if (frames_.empty()) return;
+    Size& parent = frames_.back().size;
+    parent.nodes = std::min(parent.nodes + child.nodes, limits_.max_nodes + 1);
+    parent.depth = std::max(parent.depth, child.depth + 1);
+  }
+  void leaf(const YAML::Mark& m, YAML::anchor_t anchor) {
+    count(m, 1);
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = {1, 1};
+    add_to_parent({1, 1});
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t anchor) {
+    depth(m, static_cast<int64_t>(frames_.size()) + 1);
+    count(m, 1);
+    frames_.push_back({anchor, {1, 1}});
+  }
+  void close() {
+    if (frames_.empty()) return;
+    const Frame f = frames_.back();
+    frames_.pop_back();
+    if (f.anchor != YAML::NullAnchor) sizes_[f.anchor] = f.size;
+    add_to_parent(f.size);
+  }
+
+  const Parser& parser_;
+  const SpecLimits& limits_;
+  std::vector<Frame> frames_;
+  std::map<YAML::anchor_t, Size> sizes_;
+  int64_t total_ = 0;
 };
+
+// Throws, naming FILE:LINE:COL, unless `text` is all UTF-8.
+void check_utf8(const Parser& parser, const std::string& text) {
+  const size_t bad = find_invalid_utf8(text);
+  if (bad == std::string::npos) return;
+  const TextPosition at = position_of(text, bad);
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
+  YAML::Mark m;
+  m.pos = static_cast<int>(bad);
+  m.line = static_cast<int>(at.line - 1);
+  m.column = static_cast<int>(at.column - 1);
+  parser.fail_at(m,
+                 std::string("the text is not UTF-8 (byte ") + byte + "); save the file as UTF-8");
+}
+
+// The one document of `text`, read under the limits (Guard) before it is built.
+YAML::Node load_document(const Parser& parser, const std::string& text, const SpecLimits& limits) {
+  if (text.size() > limits.max_file_bytes)
+    parser.fail_at(YAML::Mark(), "the study file has " + std::to_string(text.size()) +
+                                     " bytes; at most " + std::to_string(limits.max_file_bytes) +
+                                     " (SpecLimits::max_file_bytes)");
+  check_utf8(parser, text);
+  YAML::Node root;
+  try {
+    std::istringstream in(text);
+    YAML::Parser stream(in);
+    Guard guard(parser, limits);
+    while (guard.starts.size() < 100 && stream.HandleNextDocument(guard)) {
+      const size_t n = guard.starts.size();
+      if (n >= 2 && guard.starts[n - 1].pos == guard.starts[n - 2].pos) {
+        const auto pos = static_cast<size_t>(std::max(guard.starts[n - 1].pos, 0));
+        parser.fail_at(guard.starts[n - 1],
+                       "invalid YAML: unexpected '" + excerpt(text.substr(pos, 1)) + "'");
+      }
+    }
+    if (guard.starts.size() > 1)
+      parser.fail_at(guard.starts[1],
+                     "expected one YAML document, got " + std::to_string(guard.starts.size()));
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    parser.fail_at(e.mark, "invalid YAML: " + e.msg);
+  }
+  if (root.IsNull())
+    parser.fail_at(YAML::Mark(),
+                   "empty study file; expected a mapping with name, datasets and parameters");
+  return root;
+}
+
+// Checks JSON text before anything is built from it: nesting (counted over the raw text,
+// so that a 100,000-deep body costs one pass), then the syntax, numbers out of range and
+// strings that are not UTF-8, each reported at its LINE:COL. Returns the parsed document.
+json check_json(const Parser& parser, const std::string& text, const SpecLimits& limits) {
+  auto mark_at = [&](size_t offset) {
+    const TextPosition at = position_of(text, offset);
+    YAML::Mark m;
+    m.pos = static_cast<int>(std::min<size_t>(offset, INT32_MAX));
+    m.line = static_cast<int>(std::min<int64_t>(at.line - 1, INT32_MAX));
+    m.column = static_cast<int>(std::min<int64_t>(at.column - 1, INT32_MAX));
+    return m;
+  };
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limits.max_depth)
+        parser.fail_at(mark_at(i), "invalid JSON: nesting deeper than " +
+                                       std::to_string(limits.max_depth) +
+                                       " levels (SpecLimits::max_depth)");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  // A SAX pass reports where the first error is (the DOM parser's out_of_range for 1e400
+  // carries no position).
+  struct Sax : nlohmann::json_sax<json> {
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t position, const std::string&,
+                     const nlohmann::detail::exception& e) override {
+      error_at = position;
+      message = e.what();
+      return false;
+    }
+    size_t error_at = std::string::npos;
+    std::string message;
+  } sax;
+  json::sax_parse(text, &sax);
+  if (sax.error_at != std::string::npos) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error ..."
+    std::string why = sax.message;
+    if (const size_t colon = why.find("]"); colon != std::string::npos) why = why.substr(colon + 2);
+    if (why.rfind("parse error at line ", 0) == 0) why = why.substr(why.find(':') + 2);
+    parser.fail_at(mark_at(sax.error_at > 0 ? sax.error_at - 1 : 0),
+                   "invalid JSON: " + excerpt(why, 200));
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    parser.fail_at(YAML::Mark(), std::string("invalid JSON: ") + e.what());
+  }
+}
 
 int64_t saturating_mul(int64_t a, int64_t b) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
@@ -661,7 +980,21 @@ json StudySpec::to_json() const {
 }
 
 StudySpec StudySpec::from_json(const json& j) {
-  return parse_study(j.dump(), "<json>");
+  std::string text;
+  try {
+    text = j.dump();
+  } catch (const json::exception& e) {  // type_error.316: a string that is not UTF-8
+    throw invalid_argument(std::string("<json>: ") + e.what());
+  }
+  return parse_study(text, "<json>", SpecLimits::stored());
+}
+
+SpecLimits SpecLimits::stored() {
+  SpecLimits l;
+  l.max_file_bytes = size_t{64} << 20;
+  l.max_trials = std::numeric_limits<int64_t>::max();
+  l.max_datasets = l.max_seeds = l.max_values = std::numeric_limits<int64_t>::max();
+  return l;
 }
 
 int64_t StudySpec::total_trials() const {
@@ -677,48 +1010,106 @@ int64_t StudySpec::configurations() const {
   return (total_trials() + per - 1) / per;
 }
 
-StudySpec parse_study(const std::string& yaml_text, const std::string& file_name) {
-  Parser parser(file_name);
-  if (yaml_text.size() > kMaxStudyFileBytes)
-    parser.fail_at(YAML::Mark(), "the study file has " + std::to_string(yaml_text.size()) +
-                                     " bytes; at most " + std::to_string(kMaxStudyFileBytes));
-  YAML::Node root;
-  try {
-    std::istringstream in(yaml_text);
-    YAML::Parser stream(in);
-    DocumentStarts docs;
-    while (docs.starts.size() < 100 && stream.HandleNextDocument(docs)) {
-      const size_t n = docs.starts.size();
-      if (n >= 2 && docs.starts[n - 1].pos == docs.starts[n - 2].pos) {
-        const auto pos = static_cast<size_t>(std::max(docs.starts[n - 1].pos, 0));
-        parser.fail_at(docs.starts[n - 1],
-                       "invalid YAML: unexpected '" + yaml_text.substr(pos, 1) + "'");
-      }
-    }
-    if (docs.starts.size() > 1)
-      parser.fail_at(docs.starts[1],
-                     "expected one YAML document, got " + std::to_string(docs.starts.size()));
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    parser.fail_at(e.mark, "invalid YAML: " + e.msg);
-  }
-  if (root.IsNull())
-    parser.fail_at(YAML::Mark(),
-                   "empty study file; expected a mapping with name, datasets and parameters");
+StudySpec parse_study(const std::string& yaml_text, const std::string& file_name,
+                      const SpecLimits& limits) {
+  Parser parser(file_name, limits);
+  const YAML::Node root = load_document(parser, yaml_text, limits);
   StudySpec spec = parser.study(Item{root, "", root.Mark()});
   spec.source = yaml_text;
   return spec;
 }
 
-StudySpec load_study_file(const std::string& path) {
+StudySpec parse_study_text(const std::string& text, const std::string& source,
+                           const SpecLimits& limits) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos)
+    throw invalid_argument(source + ": empty body: send a study file (YAML or JSON)");
+  if (text[first] != '{') return parse_study(text, source, limits);
+  Parser parser(source, limits);
+  if (text.size() > limits.max_file_bytes)
+    parser.fail_at(YAML::Mark(), "the study has " + std::to_string(text.size()) +
+                                     " bytes; at most " + std::to_string(limits.max_file_bytes) +
+                                     " (SpecLimits::max_file_bytes)");
+  check_utf8(parser, text);
+  const json j = check_json(parser, text, limits);
+  // Valid JSON is read as YAML (a superset), so that messages point into the text as sent.
+  // The few JSON texts yaml-cpp reads differently or not at all (tabs in odd places,
+  // escaped surrogate pairs) are read from their reformatted dump instead.
+  YAML::Node root;
+  try {
+    root = load_document(parser, text, limits);
+  } catch (const Error&) {
+    return parse_study(j.dump(), source + " (reformatted JSON)", limits);
+  }
+  StudySpec spec = parser.study(Item{root, "", root.Mark()});
+  spec.source = text;
+  return spec;
+}
+
+StudySpec load_study_file(const std::string& path, const SpecLimits& limits) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw not_found("cannot read study file '" + path + "': no such file");
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto too_large = [&] {
+    return invalid_argument("study file '" + path + "': more than " +
+                            std::to_string(limits.max_file_bytes) +
+                            " bytes (SpecLimits::max_file_bytes) (" + path + ":1:1)");
+  };
+  if (!ec && size > limits.max_file_bytes) throw too_large();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw not_found("cannot read study file '" + path + "': " + std::strerror(errno));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > limits.max_file_bytes) throw too_large();
+  }
   if (in.bad()) throw not_found("cannot read study file '" + path + "': read error");
-  return parse_study(text, path);
+  return parse_study(text, path, limits);
+}
+
+void check_network_size(const StudySpec& spec, int inputs, int outputs,
+                        const nn::NetworkLimits& limits, const std::string& context) {
+  int64_t rows = 0;
+  for (const nn::Architecture& a : largest_networks(spec, inputs, outputs, &rows)) {
+    try {
+      nn::check_network_size(a, 1, rows, limits);
+    } catch (const Error& e) {
+      std::string why = e.what();
+      if (why.rfind("network: ", 0) == 0) why = why.substr(9);
+      throw invalid_argument(context + ": the search space allows a network too large: " + why);
+    }
+  }
+}
+
+void check_datasets(const StudySpec& spec, const SpecLimits& limits,
+                    const data::DataLimits& data_limits) {
+  for (size_t i = 0; i < spec.datasets.size(); ++i) {
+    const std::string& name = spec.datasets[i];
+    const std::string where = "datasets[" + std::to_string(i) + "]";
+    data::Dataset d;
+    try {
+      d = data::load(name, data_limits);
+      // As every trial does: a dataset too small or too odd to split fails here.
+      data::split_indices(d, spec.validation_fraction, 0, spec.stratify);
+    } catch (const Error& e) {
+      const std::string message = where + ": " + e.what();
+      switch (e.code()) {
+        case ErrorCode::kNotFound:
+          throw not_found(message);
+        case ErrorCode::kFailedPrecondition:
+          throw failed_precondition(message);
+        default:
+          throw invalid_argument(message);
+      }
+    }
+    const int outputs = d.task == data::Task::kClassification ? d.classes : d.targets;
+    check_network_size(
+        spec, d.features, outputs, limits.network,
+        where + " (" + excerpt(name) + ", " + std::to_string(d.features) + " features)");
+  }
 }
 
 }  // namespace layerlab::study

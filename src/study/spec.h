@@ -42,6 +42,8 @@
 #include <utility>
 #include <vector>
 
+#include "data/dataset.h"
+#include "nn/network.h"
 #include "study/search_space.h"
 
 namespace layerlab::study {
@@ -71,7 +73,8 @@ struct StudySpec {
   // filled in (not `source`). It is itself a study file: from_json(to_json()) gives an equal
   // spec, parameter order included (through parameter_order).
   nlohmann::json to_json() const;
-  // Parses a canonical form (or any study file as JSON); errors name "<json>".
+  // Parses a canonical form (or any study file as JSON) under SpecLimits::stored(); errors
+  // name "<json>".
   static StudySpec from_json(const nlohmann::json& j);
 
   // The number of trials this study will have (see the header comment).
@@ -83,18 +86,67 @@ struct StudySpec {
   SearchSpace search_space() const { return SearchSpace(parameters); }
 };
 
-// The most trials one study may have.
-inline constexpr int64_t kMaxStudyTrials = 100'000'000;
-// The largest study file parse_study() reads.
-inline constexpr size_t kMaxStudyFileBytes = 4 << 20;
-// The most points one int_uniform or q_uniform domain may have under method grid.
-inline constexpr int64_t kMaxGridDomainSize = 10'000;
+// Limits on a study file, each refused with a message naming the field (DESIGN.md, "Hostile
+// input": a study may come from anyone who can reach the server). The defaults suit the
+// command line and the server; `layerlab serve` may set its own.
+struct SpecLimits {
+  // The study file or request body, in bytes.
+  size_t max_file_bytes = 4 << 20;
+  // Nesting of mappings and lists, aliases expanded (a study file needs 5).
+  int max_depth = 64;
+  // YAML or JSON nodes with every alias expanded: a "billion laughs" document is refused
+  // while it is read, before anything is built from it.
+  int64_t max_nodes = 1'000'000;
+  // Trials in one study: the grid's size x datasets x seeds, or budget.trials.
+  int64_t max_trials = 1'000'000;
+  // Entries of datasets: and seeds:.
+  int64_t max_datasets = 100;
+  int64_t max_seeds = 1'000;
+  // Values of one parameter: a values: list, or the points of a grid over a range.
+  int64_t max_values = 10'000;
+  // Every network the search space allows (the widest, deepest, largest batch) must fit:
+  // checked at parse time without the dataset's inputs and outputs, and again with them by
+  // check_datasets().
+  nn::NetworkLimits network;
+
+  // The limits for a study already stored (StudySpec::from_json): its size was checked when
+  // it was created, perhaps under a server's larger limits, so only the parser's own safety
+  // limits (bytes, depth, nodes) apply.
+  static SpecLimits stored();
+};
 
 // Parses and checks a study file; `file_name` is used in messages only. Throws
-// InvalidArgument; the spec's `source` is yaml_text.
-StudySpec parse_study(const std::string& yaml_text, const std::string& file_name);
+// InvalidArgument, naming FILE:LINE:COL, for anything wrong: YAML syntax, a recursive alias,
+// nesting or alias expansion beyond the limits, text that is not UTF-8, and every schema
+// and limit check. The spec's `source` is yaml_text.
+StudySpec parse_study(const std::string& yaml_text, const std::string& file_name,
+                      const SpecLimits& limits = {});
+
+// A study sent as text of either kind (a request body): JSON when the first non-blank
+// character is '{', else YAML (as the server's POST /api/v1/studies takes it). JSON is
+// checked first as JSON: nesting beyond limits.max_depth is refused before it is parsed,
+// a syntax error, a number out of range ("value": 1e400) or invalid UTF-8 gets
+// "invalid JSON: ..." with LINE:COL; an empty text gets "empty body". Every error is
+// InvalidArgument whose message names `source` and the place.
+StudySpec parse_study_text(const std::string& text, const std::string& source,
+                           const SpecLimits& limits = {});
 
 // Reads and parses the file at `path`; an unreadable file is NotFound naming the path.
-StudySpec load_study_file(const std::string& path);
+StudySpec load_study_file(const std::string& path, const SpecLimits& limits = {});
+
+// Throws InvalidArgument when some network the search space allows exceeds `limits`, for a
+// dataset of `inputs` features and `outputs` outputs (0 and 0: not known yet, hidden layers
+// only); the message starts with `context`.
+void check_network_size(const StudySpec& spec, int inputs, int outputs,
+                        const nn::NetworkLimits& limits, const std::string& context);
+
+// Loads every dataset of the study once, as a trial would (data::load, then the split), and
+// checks that each can be trained on: InvalidArgument naming the dataset, the file and line
+// of a bad row (ragged, NaN, truncated...), a dataset too small to split, or a network of the
+// search space too large for the dataset's inputs and outputs. NotFound for a missing file,
+// FailedPrecondition for a missing data package. `layerlab run` calls it before it stores
+// anything; so may the server, after data::confine_to_directory().
+void check_datasets(const StudySpec& spec, const SpecLimits& limits = {},
+                    const data::DataLimits& data_limits = {});
 
 }  // namespace layerlab::study

@@ -182,6 +182,37 @@ TEST(Model, RejectsBadArchitectureEntries) {
                       "batch_norm_eps 0.001 is not the engine's"));
 }
 
+TEST(Model, RefusesAHugeArchitectureBeforeAllocating) {
+  auto hidden = [](json widths) {
+    return [widths](SafeTensors& st) {
+      json a = json::parse(st.metadata["architecture"]);
+      a["hidden"] = widths;
+      st.metadata["architecture"] = a.dump();
+    };
+  };
+  // 10^9 units: the engine's width limit, before 10^9 floats are asked for.
+  EXPECT_TRUE(rejects(hidden({1000000000}),
+                      "metadata 'architecture': network: a hidden layer of 1000000000 units; at "
+                      "most 1000000 (NetworkLimits::max_units)"));
+  // Within the limits, but more parameters than the file holds.
+  EXPECT_TRUE(rejects(hidden({5000}),
+                      "metadata 'architecture' claims 35002 parameters but the file's tensors "
+                      "hold 24 values"));
+  EXPECT_TRUE(rejects(hidden(json(std::vector<int>(20000, 1))),
+                      "metadata 'architecture': network: 20000 hidden layers; at most 10000 "
+                      "(NetworkLimits::max_hidden_layers)"));
+}
+
+TEST(Model, RefusesWeightsThatAreNotFinite) {
+  EXPECT_TRUE(rejects([](SafeTensors& st) { st.tensors["hidden.0.weight"].data[3] = NAN; },
+                      "tensor 'hidden.0.weight' holds NaN at index 3; the model's weights must be "
+                      "finite"));
+  EXPECT_TRUE(rejects([](SafeTensors& st) { st.tensors["output.bias"].data[0] = INFINITY; },
+                      "tensor 'output.bias' holds an infinity at index 0"));
+  EXPECT_TRUE(rejects([](SafeTensors& st) { st.tensors["hidden.0.bn.running_var"].data[1] = NAN; },
+                      "tensor 'hidden.0.bn.running_var' holds NaN"));
+}
+
 TEST(Model, RejectsBadTaskAndFeatures) {
   EXPECT_TRUE(rejects([](SafeTensors& st) { st.metadata["task"] = R"({"type":"ranking"})"; },
                       "metadata 'task': type 'ranking' is neither classification nor regression"));

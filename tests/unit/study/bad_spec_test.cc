@@ -81,8 +81,8 @@ const BadFile kBadFiles[] = {
      "parameters.learning_rate: method grid needs a discrete domain (value, values, int_uniform or "
      "q_uniform), got distribution log_uniform (%:6:18)"},
     {"bad_grid_too_large.yaml",
-     "parameters.units: a grid over 100000 values is too large (at most 10000); use values: or "
-     "method random (%:4:10)"},
+     "parameters.units: a grid over 100000 values is too large (at most 10000, "
+     "SpecLimits::max_values); use values: or method random (%:4:10)"},
     {"bad_method_unknown.yaml",
      "method: unknown method 'gird' (did you mean 'grid'?); known: grid, random, sobol, tpe "
      "(%:3:9)"},
@@ -103,6 +103,49 @@ const BadFile kBadFiles[] = {
      "eta (%:3:31)"},
     {"bad_patience_twice.yaml",
      "parameters.patience: also set by early_stopping.patience; give it in one place (%:5:3)"},
+    // Hostile input (issue 13): each refused at its place, before anything is built or stored.
+    {"bad_alias_recursive.yaml",
+     "invalid YAML: an alias refers to a node that contains it (a recursive alias); a study file "
+     "must be a tree (%:4:34)"},
+    {"bad_billion_laughs.yaml",
+     "the document has more than 1000000 nodes with its aliases expanded "
+     "(SpecLimits::max_nodes) (%:8:36)"},
+    {"bad_deep_nesting.yaml", "nesting deeper than 64 levels (SpecLimits::max_depth) (%:4:81)"},
+    {"bad_invalid_utf8.yaml", "the text is not UTF-8 (byte 0xe9); save the file as UTF-8 (%:4:26)"},
+    {"bad_too_many_datasets.yaml",
+     "datasets: 101 datasets; at most 100 (SpecLimits::max_datasets) (%:2:11)"},
+    {"bad_too_many_seeds.yaml", "seeds: 1001 seeds; at most 1000 (SpecLimits::max_seeds) (%:3:8)"},
+    {"bad_too_many_values.yaml",
+     "parameters.learning_rate.values: 10001 values; at most 10000 (SpecLimits::max_values) "
+     "(%:6:27)"},
+    {"bad_units_huge.yaml",
+     "parameters.units: expected at most 1000000 (NetworkLimits::max_units), got 1000000000 "
+     "(%:4:18)"},
+    {"bad_hidden_layers_huge.yaml",
+     "parameters.hidden_layers: expected at most 10000 (NetworkLimits::max_hidden_layers), got "
+     "1000000000 (%:4:31)"},
+    {"bad_layers_too_wide.yaml",
+     "parameters.layers: expected at most 1000000 units per layer (NetworkLimits::max_units), got "
+     "[20000000,1] (%:5:29)"},
+    {"bad_trials_too_many.yaml",
+     "budget.trials: expected at most 1000000 trials (SpecLimits::max_trials), got 100000000 "
+     "(%:4:18)"},
+    {"bad_grid_trials_too_many.yaml",
+     "parameters: the grid has 1000000 configurations x 2 (datasets x seeds); at most 1000000 "
+     "trials (SpecLimits::max_trials; or set budget.trials) (%:5:3)"},
+    {"bad_value_nan.yaml", "parameters.learning_rate: expected a finite number, got NaN (%:4:26)"},
+    {"bad_value_inf.yaml",
+     "parameters.weight_decay: expected a finite number, got infinity (%:4:32)"},
+    {"bad_number_overflow.yaml",
+     "parameters.learning_rate: expected a finite number, got infinity (%:4:26)"},
+    {"bad_network_too_large.yaml",
+     "parameters: the search space allows a network too large: 4 hidden layers of 100000 units "
+     "have 30000400000 or more parameters; at most 100000000 (NetworkLimits::max_parameters) "
+     "(%:4:3)"},
+    {"bad_network_memory.yaml",
+     "parameters: the search space allows a network too large: 1 hidden layer of 10000 units in "
+     "a pack of 1 with batches of 1000000 rows needs about 114441 or more MiB; at most 8192 MiB "
+     "(NetworkLimits::max_bytes) (%:4:3)"},
 };
 
 void PrintTo(const BadFile& bad, std::ostream* os) {

@@ -1,0 +1,99 @@
+// `layerlab run` loads and checks every dataset before it stores anything (issue 13): a
+// study over a ragged, NaN or truncated data file, a device, a missing file, or a network
+// too large for the dataset is refused with exit code 2 (NotFound too), one line naming the
+// file and line, and the store gets no study (it is not even created).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "integration/run_command.h"
+
+namespace layerlab {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string data_file(const std::string& name) {
+  return (fs::path(LAYERLAB_SOURCE_DIR) / "tests/data" / name).string();
+}
+
+struct Outcome {
+  testing::CommandResult run;
+  json studies;
+  bool store_exists = false;
+};
+
+Outcome run_over(const std::string& test, const std::string& dataset,
+                 const std::string& parameters = "  units: {values: [4]}\n  epochs: {value: 1}\n") {
+  const fs::path dir = testing::fresh_dir("bad-data-" + test);
+  const fs::path db = dir / "layerlab.db";
+  std::ofstream(dir / "study.yaml")
+      << "name: data\ndatasets: [iris, \"" << dataset << "\"]\nparameters:\n"
+      << parameters;
+  Outcome o;
+  o.run = testing::run_layerlab("run " + (dir / "study.yaml").string() +
+                                " --workers 1 --store sqlite:" + db.string());
+  o.store_exists = fs::exists(db);
+  const auto s = testing::run_layerlab("studies --json --store sqlite:" + db.string());
+  o.studies = s.exit_code == 0 ? json::parse(s.out) : json();
+  return o;
+}
+
+void expect_refused(const Outcome& o, const std::string& part, int code = 2) {
+  EXPECT_EQ(o.run.exit_code, code) << o.run.err;
+  EXPECT_TRUE(o.run.out.empty()) << o.run.out;
+  EXPECT_EQ(std::count(o.run.err.begin(), o.run.err.end(), '\n'), 1) << o.run.err;
+  EXPECT_NE(o.run.err.find(part), std::string::npos) << o.run.err;
+  EXPECT_FALSE(o.store_exists);
+  EXPECT_TRUE(o.studies.is_null() || o.studies.empty()) << o.studies.dump();
+}
+
+TEST(RunBadData, RaggedCsvNamesFileAndLine) {
+  expect_refused(
+      run_over("ragged", "csv:" + data_file("ragged.csv")),
+      "datasets[1]: csv:" + data_file("ragged.csv") + ": line 4: expected 5 columns, got 4");
+}
+
+TEST(RunBadData, NanCellNamesFileAndLine) {
+  expect_refused(run_over("nan", "csv:" + data_file("nan.csv")),
+                 "csv:" + data_file("nan.csv") + ": line ");
+}
+
+TEST(RunBadData, TruncatedGzipIsRefused) {
+  expect_refused(run_over("truncated", "csv:" + data_file("truncated.csv.gz")),
+                 "corrupt gzip data");
+}
+
+TEST(RunBadData, DeviceIsRefused) {
+  expect_refused(run_over("zero", "csv:/dev/zero"), "/dev/zero is not a regular file");
+}
+
+TEST(RunBadData, MissingFileIsRefused) {
+  expect_refused(run_over("missing", "csv:/nonexistent/x.csv"), "file not found");
+}
+
+TEST(RunBadData, NetworkTooLargeForTheDatasetIsRefused) {
+  // 2 x 9999 units: 99,999,999 parameters without the data, within the 100,000,000 allowed;
+  // with the 4 inputs and 3 classes of iris (the study's first dataset), more.
+  expect_refused(run_over("network", "digits", "  units: {value: 9999}\n"),
+                 "datasets[0] (iris, 4 features): the search space allows a network too large: "
+                 "2 hidden layers of 9999 units (4 inputs, 3 outputs) have 100069995 parameters; "
+                 "at most 100000000 (NetworkLimits::max_parameters)");
+}
+
+TEST(RunBadData, TrainOfAHugeNetworkIsAClearError) {
+  const auto r = testing::run_layerlab("train --dataset iris --units 1000000000 --epochs 1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("units: expected at most 1000000 (NetworkLimits::max_units)"),
+            std::string::npos)
+      << r.err;
+  const auto wide = testing::run_layerlab("train --dataset iris --units 1000000 --epochs 1");
+  EXPECT_EQ(wide.exit_code, 2) << wide.err;
+  EXPECT_NE(wide.err.find("(NetworkLimits::max_parameters)"), std::string::npos) << wide.err;
+}
+
+}  // namespace
+}  // namespace layerlab
