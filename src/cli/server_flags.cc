@@ -16,6 +16,11 @@ void add_server_flags(CLI::App& cmd, server::ServerOptions& o) {
                  "answers only loopback names otherwise");
   cmd.add_option("--allow-origin", o.allowed_origins,
                  "origin (scheme://host[:port]) of another site allowed to POST (repeatable)");
+  cmd.add_option("--max-trials-per-study", o.max_trials_per_study,
+                 "trials a study created over HTTP may have")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str()
+      ->group(limits);
   cmd.add_option("--max-body", o.max_body, "largest request body in bytes, also when chunked")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
       ->capture_default_str()

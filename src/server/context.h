@@ -39,7 +39,8 @@ struct ServerOptions {
   std::vector<std::string> allowed_origins;
   // File datasets of studies created over HTTP resolve inside this directory; "": none.
   std::string data_dir;
-  int store_connections = 4;  // read connections shared round-robin by requests
+  int64_t max_trials_per_study = 1'000'000;  // a POSTed study's size (SpecLimits::max_trials)
+  int store_connections = 4;                 // read connections shared round-robin by requests
 };
 
 struct Context {

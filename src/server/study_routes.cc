@@ -1,6 +1,7 @@
 // /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns.
 #include <sstream>
 
+#include "data/confine.h"
 #include "server/aggregates.h"
 #include "server/context.h"
 #include "study/spec.h"
@@ -34,22 +35,16 @@ std::string summary_text(Context& c, int64_t id) {
                             });
 }
 
-// A study file in a request body: JSON when it looks like an object, else YAML (JSON is
-// YAML too, but nlohmann's messages point at the byte for JSON).
-study::StudySpec parse_body(const std::string& body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw invalid_argument("empty body: send a study file (YAML or JSON)");
-  const size_t first = body.find_first_not_of(" \t\r\n");
-  if (body[first] == '{') {
-    json j;
-    try {
-      j = json::parse(body);
-    } catch (const json::parse_error& e) {
-      throw invalid_argument(std::string("request body: invalid JSON: ") + e.what());
-    }
-    return study::StudySpec::from_json(j);
-  }
-  return study::parse_study(body, "<request body>");
+// A study file in a request body (YAML or JSON), held to the limits, with its file
+// datasets confined to the operator's data directory and every dataset loaded and checked
+// before anything is stored (DESIGN.md, "Hostile input").
+study::StudySpec parse_body(const std::string& body, const ServerOptions& o) {
+  study::SpecLimits limits;
+  limits.max_trials = o.max_trials_per_study;
+  study::StudySpec spec = study::parse_study_text(body, "<request body>", limits);
+  for (std::string& d : spec.datasets) d = data::confine_to_directory(d, o.data_dir);
+  study::check_datasets(spec, limits);
+  return spec;
 }
 
 std::vector<store::TrialStatus> parse_statuses(const std::string& text) {
@@ -116,7 +111,7 @@ void add_study_routes(Router& r, Context& c) {
   });
 
   r.post("/api/v1/studies", [&c](const Request& req, Response& res) {
-    const study::StudySpec spec = parse_body(req.body);
+    const study::StudySpec spec = parse_body(req.body, c.options);
     const int64_t id = c.store().create_study(spec.name, spec.to_json());
     send_json(res, {{"id", id}, {"name", spec.name}, {"total", spec.total_trials()}}, 201);
   });

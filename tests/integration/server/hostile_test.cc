@@ -31,8 +31,12 @@ class HostileTest : public ::testing::Test {
     const CommandResult r =
         run_layerlab("run " + (*dir_ / "study.yaml").string() + " --store " + *url_ + " -w 1");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    server_ =
-        new ServerProcess(*url_, *dir_ / "serve", "--max-streams-per-client 3 --max-body 65536");
+    std::filesystem::create_directories(*dir_ / "data");
+    std::ofstream(*dir_ / "data" / "good.csv") << "a,b,label\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n";
+    std::filesystem::create_symlink("/etc", *dir_ / "data" / "etc");
+    server_ = new ServerProcess(*url_, *dir_ / "serve",
+                                "--max-streams-per-client 3 --max-body 300000 --data-dir " +
+                                    (*dir_ / "data").string() + " --max-trials-per-study 500");
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -125,7 +129,7 @@ TEST_F(HostileTest, AChunkedBodyPastTheLimitIsCutOff) {
   char size[32];
   std::snprintf(size, sizeof size, "%zx\r\n", chunk.size());
   bool cut = false;
-  for (int i = 0; i < 200 && !cut; ++i)  // 12 MB offered against a 64 KB limit
+  for (int i = 0; i < 200 && !cut; ++i)  // 12 MB offered against a 300 KB limit
     cut = !c.send(size + chunk + "\r\n");
   const std::string r = c.receive();
   EXPECT_TRUE(cut || c.closed_by_peer()) << "the server kept reading: " << r;
@@ -272,6 +276,60 @@ TEST_F(HostileTest, OverlongPathsAndHeadersAreRefused) {
       raw_exchange(port(), get_request("/healthz", "X-Big: " + std::string(100000, 'b') + "\r\n"));
   EXPECT_GE(raw_status(headers), 400) << headers.substr(0, 200);
   expect_healthy();
+}
+
+// A POSTed study's datasets: files only inside --data-dir (links followed), never an
+// echo of a file's contents.
+TEST_F(HostileTest, FileDatasetsResolveOnlyInsideTheDataDirectory) {
+  auto post = [](const std::string& name, const std::string& dataset) {
+    const std::string study =
+        "name: " + name + "\ndatasets: [\"" + dataset + "\"]\nparameters: {epochs: {value: 1}}\n";
+    return raw_exchange(port(), post_request("/api/v1/studies", study));
+  };
+  const size_t before = study_count();
+  for (const std::string bad :
+       {"csv:/etc/shadow?label=zzz", "csv:../store.db", "csv:etc/passwd", "csv:/etc/passwd"}) {
+    const std::string r = post("outside", bad);
+    EXPECT_EQ(raw_status(r), 400) << bad << ": " << r;
+    EXPECT_NE(r.find("data directory"), std::string::npos) << bad << ": " << r;
+    EXPECT_EQ(r.find("root:"), std::string::npos) << r;  // no file content echoed
+  }
+  EXPECT_EQ(study_count(), before);
+  const std::string good = post("inside", "csv:good.csv?label=label");
+  EXPECT_EQ(raw_status(good), 201) << good;
+  auto r = server_->client()->Get("/api/v1/studies/inside");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find((*dir_ / "data" / "good.csv").string()), std::string::npos)
+      << "the stored study names the resolved path: " << r->body;
+}
+
+// Bodies built to crash or exhaust a parser get a 400 that names the problem; the server
+// stays up and stores nothing.
+TEST_F(HostileTest, HostileStudyBodiesAreRefusedAndTheServerStaysUp) {
+  const size_t before = study_count();
+  const std::string deep_json = std::string(100000, '[') + std::string(100000, ']');
+  const std::string deep_yaml = "name: d\ndatasets: [iris]\nx: " + std::string(100000, '[');
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"name\": \"x\", \"d\": " + deep_json + "}", "deep"},
+      {"name: x\ndatasets: [iris]\nparameters:\n  hidden_layers: &h {values: [1, *h]}\n", "alias"},
+      {"{\"name\": \"x\", \"datasets\": [\"iris\"], \"parameters\": {\"epochs\": "
+       "{\"value\": 1e400}}}",
+       "1e400"},
+      {"name: \"x\xff\xfe\"\ndatasets: [iris]\n", "UTF-8"},
+      {deep_yaml, "deep"},
+      {"name: big\ndatasets: [iris]\nmethod: random\nbudget: {trials: 100000000}\n"
+       "parameters: {learning_rate: {distribution: log_uniform, min: 0.001, max: 0.1}}\n",
+       "500"},
+      {"name: wide\ndatasets: [iris]\nparameters: {units: {value: 1000000000}}\n", "units"},
+      {"name: nan\ndatasets: [iris]\nparameters: {learning_rate: {value: .nan}}\n", "NaN"},
+  };
+  for (const auto& [body, part] : cases) {
+    const std::string r = raw_exchange(port(), post_request("/api/v1/studies", body));
+    EXPECT_EQ(raw_status(r), 400) << part << ": " << r.substr(0, 300);
+    EXPECT_NE(r.find(part), std::string::npos) << part << ": " << r.substr(0, 300);
+    expect_healthy();
+  }
+  EXPECT_EQ(study_count(), before);
 }
 
 TEST(ServeBind, ALookalikeLoopbackNameIsNotLoopback) {
