@@ -72,6 +72,35 @@ TEST(CommandEdge, InvalidUtf8InAStudyNameIsAnErrorNotAnAbort) {
   EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
 }
 
+// End to end: `run` with two worker processes, trial 5 throwing std::bad_alloc in its
+// first epoch. It ends failed at its first attempt with the reason; the same workers train
+// the rest; run exits 0.
+TEST(CommandEdge, ATrialThatRunsOutOfMemoryFailsAloneAndTheStudyCompletes) {
+  const auto dir = testing::fresh_dir("cli-oom-trial");
+  std::ofstream(dir / "study.yaml") << "name: oom\ndatasets: [iris]\nseeds: [0, 1]\n"
+                                    << "parameters:\n  hidden_layers: {values: [1, 2, 3, 4]}\n"
+                                    << "  units: {value: 8}\n  epochs: {value: 3}\n";
+  const std::string store = "sqlite:" + (dir / "s.db").string();
+  const auto r =
+      run_layerlab("run " + (dir / "study.yaml").string() + " --workers 2 --store " + store,
+                   "LAYERLAB_TEST_THROW=after_epoch:5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto e = run_layerlab("export oom --format json --store " + store);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const nlohmann::json trials = nlohmann::json::parse(e.out)["trials"];
+  ASSERT_EQ(trials.size(), 8u);
+  for (const auto& t : trials) {
+    if (t["number"] == 5) {
+      EXPECT_EQ(t["status"], "failed");
+      EXPECT_EQ(t["attempts"], 1) << t;
+      EXPECT_EQ(t["error"].get<std::string>().rfind("out of memory: ", 0), 0u) << t["error"];
+      EXPECT_EQ(t["attempt_log"][0]["outcome"], "failed") << t;
+    } else {
+      EXPECT_EQ(t["status"], "completed") << t["number"] << ": " << t["error"];
+    }
+  }
+}
+
 // ---- secrets
 
 // The pids of the processes whose parent is `parent`.
