@@ -93,13 +93,15 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
     try {
       ids = store_.add_trials(study_id_, batch);
     } catch (const Error& e) {
-      // Cancelled since the caller saw it running: stop feeding it, quietly. Any other
-      // refusal (or a study that is still running) is the caller's to handle.
+      // Cancelled since the caller saw it running: stop feeding it. Any other refusal (or
+      // one for a study still running) propagates as it is.
       if (e.code() != ErrorCode::kFailedPrecondition ||
-          store_.get_study(study_id_).status == store::StudyStatus::kRunning)
+          store_.get_study(study_id_).status != store::StudyStatus::kCancelled)
         throw;
       stopped_ = true;
-      return added;
+      throw failed_precondition("study '" + spec_.name + "' was cancelled: no more of its " +
+                                "trials are queued (" + std::to_string(next_number_) + " of " +
+                                std::to_string(total_) + " stored)");
     }
     queue_.publish(study_id_, ids);
     const int64_t n = static_cast<int64_t>(batch.size());
@@ -112,7 +114,6 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
 }
 
 bool Coordinator::complete() {
-  if (stopped_) return true;
   const store::StudyCounts c = store_.counts(study_id_);
   return next_number_ >= total_ && c[store::TrialStatus::kQueued] == 0 &&
          c[store::TrialStatus::kRunning] == 0;

@@ -49,15 +49,16 @@ class Coordinator {
   // samplers: while fewer than options.max_queued trials are queued. Adaptive (tpe): up to
   // `max_in_flight` queued or running. Returns how many were added.
   //
-  // A study that stops running meanwhile (cancelled: the store refuses its new trials) is
-  // not an error: top_up stores nothing more for it from then on and stopped() says so.
+  // A study found cancelled meanwhile (the store refuses its new trials) is stopped():
+  // that call throws kFailedPrecondition "study 'NAME' was cancelled..." (for `run`, whose
+  // study it is: an error, not "finished"), later calls store nothing and return 0.
+  // CoordinatorPool (`serve`) takes it as the end of that study's feeding, not an error.
   int64_t top_up(int64_t max_in_flight, int max_batches = 0);
 
-  // True once nothing more will happen to the study here: every trial is stored and none is
-  // queued or running, or the study stopped running while it was being fed (stopped()).
+  // True once every trial of the study is stored and finished (none queued or running).
   bool complete();
 
-  // The study was found no longer running (cancelled) when trials were added: no more are.
+  // The study was found cancelled when trials were added: no more are.
   bool stopped() const { return stopped_; }
 
   int64_t total_trials() const { return total_; }

@@ -27,6 +27,9 @@ bool CoordinatorPool::guarded(const store::StudyRecord& s, F&& fn) {
   } catch (const Error& e) {
     // The store or broker away, a lost race: the caller retries the whole round later.
     if (e.code() == ErrorCode::kUnavailable || e.code() == ErrorCode::kAborted) throw;
+    // Cancelled while it was fed: not broken, just no longer fed (see the end of step()).
+    if (auto it = coordinators_.find(s.id); it != coordinators_.end() && it->second->stopped())
+      return false;
     why = e.what();  // its spec, sampler or trials are refused: this study only
   } catch (const std::bad_alloc&) {
     why = "out of memory";  // e.g. a sampler over a search space too big to hold

@@ -130,7 +130,9 @@ TEST(Coordinator, RefusesAnEmptyWindow) {
       ErrorCode::kInvalidArgument, "max_queued"));
 }
 
-// `run`'s path: the study is cancelled between two transactions of one top_up.
+// `run`'s path: the study is cancelled between two transactions of one top_up. run is
+// told so (an error naming the study, so that it ends without calling the study finished);
+// the coordinator stores nothing more.
 TEST(Coordinator, AStudyCancelledWhileItsTrialsAreStoredStopsBeingFed) {
   Fixture f;
   const StudySpec spec = random_spec("cancelled", 50'000);
@@ -139,11 +141,11 @@ TEST(Coordinator, AStudyCancelledWhileItsTrialsAreStoredStopsBeingFed) {
     if (calls == 2) f.store->cancel_study(id);  // after the first batch (call 1 republishes)
   });
   Coordinator c(*f.store, queue, spec, id);
-  int64_t added = -1;
-  EXPECT_NO_THROW(added = c.top_up(8));
-  EXPECT_EQ(added, kTrialBatch);
+  EXPECT_TRUE(testing::throws_error([&] { c.top_up(8); }, ErrorCode::kFailedPrecondition,
+                                    "study 'cancelled' was cancelled: no more of its trials are "
+                                    "queued (2000 of 50000 stored)"));
   EXPECT_TRUE(c.stopped());
-  EXPECT_TRUE(c.complete()) << "nothing more will happen to it here";
+  EXPECT_FALSE(c.complete());
   EXPECT_EQ(c.top_up(8), 0);
   EXPECT_EQ(f.stored(id), kTrialBatch);
   EXPECT_EQ(f.store->counts(id)[TrialStatus::kCancelled], kTrialBatch);
