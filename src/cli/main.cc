@@ -83,8 +83,6 @@ int main(int argc, char** argv) {
   layerlab::cli::add_best_command(app);
   layerlab::cli::add_predict_command(app);
   layerlab::cli::add_datasets_command(app);
-  layerlab::cli::read_secrets_from_environment(app);
-  layerlab::cli::warn_about_secrets_in_arguments(argc, argv, std::cerr);
   app.parse_complete_callback(maybe_throw_for_test);
   // "layerlab CMD": the subcommand that failed (known once the arguments are parsed).
   const auto command = [&app] {
@@ -93,6 +91,8 @@ int main(int argc, char** argv) {
     return c;
   };
   try {
+    layerlab::cli::read_secrets_from_environment(app);
+    layerlab::cli::warn_about_secrets_in_arguments(argc, argv, std::cerr);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);  // usage errors, --help and --version: CLI11's messages and codes
