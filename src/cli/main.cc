@@ -1,9 +1,18 @@
-// layerlab: the command-line edge. Errors thrown inside become "layerlab CMD: error: ..."
-// and an exit code: 2 bad input, 3 missing prerequisite, 1 anything else.
+// layerlab: the command-line edge. Every exception thrown inside, not only layerlab::Error,
+// becomes "layerlab CMD: error: ..." and an exit code: 2 bad input, 3 missing prerequisite,
+// 1 anything else (out of memory included); nothing reaches std::terminate.
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
 
 #include "cli/commands.h"
+#include "cli/secrets.h"
 #include "common/error.h"
 
 namespace {
@@ -18,6 +27,34 @@ int exit_code(layerlab::ErrorCode code) {
     default:
       return 1;
   }
+}
+
+// A file the command was pointed at is missing or is not what it should be: bad input (2);
+// other file-system failures (permissions, a full disk...) are 1.
+int exit_code(const std::filesystem::filesystem_error& e) {
+  const std::error_code c = e.code();
+  if (c == std::errc::no_such_file_or_directory || c == std::errc::not_a_directory ||
+      c == std::errc::is_a_directory || c == std::errc::filename_too_long)
+    return 2;
+  return 1;
+}
+
+// Test hook: LAYERLAB_TEST_CLI_THROW=bad_alloc|json|filesystem|runtime_error|error|other makes
+// the command throw that once its arguments are parsed, so tests reach every catch below.
+void maybe_throw_for_test() {
+  const char* what_env = std::getenv("LAYERLAB_TEST_CLI_THROW");
+  if (!what_env) return;
+  const std::string_view what = what_env;
+  const std::string where = "test hook LAYERLAB_TEST_CLI_THROW";
+  if (what == "bad_alloc") throw std::bad_alloc();
+  if (what == "json") throw nlohmann::json::parse_error::create(101, 1, where, nullptr);
+  if (what == "filesystem")
+    throw std::filesystem::filesystem_error(
+        where, "/nonexistent/test-hook",
+        std::make_error_code(std::errc::no_such_file_or_directory));
+  if (what == "runtime_error") throw std::runtime_error(where);
+  if (what == "error") throw layerlab::failed_precondition(where);
+  if (what == "other") throw 42;  // not a std::exception at all
 }
 
 }  // namespace
@@ -46,15 +83,41 @@ int main(int argc, char** argv) {
   layerlab::cli::add_best_command(app);
   layerlab::cli::add_predict_command(app);
   layerlab::cli::add_datasets_command(app);
-  std::string command = "layerlab";
+  app.parse_complete_callback(maybe_throw_for_test);
+  // "layerlab CMD": the subcommand that failed (known once the arguments are parsed).
+  const auto command = [&app] {
+    std::string c = "layerlab";
+    for (const CLI::App* sub : app.get_subcommands()) c += " " + sub->get_name();
+    return c;
+  };
   try {
+    layerlab::cli::read_secrets_from_environment(app);
+    layerlab::cli::warn_about_secrets_in_arguments(argc, argv, std::cerr);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e);  // usage errors, --help and --version: CLI11's messages and codes
   } catch (const layerlab::Error& e) {
-    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
-    std::cerr << command << ": error: " << e.what() << "\n";
+    std::cerr << command() << ": error: " << e.what() << "\n";
     return exit_code(e.code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << command()
+              << ": error: out of memory (std::bad_alloc): the command needed more memory than "
+                 "the system could give; try a smaller input or free some memory\n";
+    return 1;
+  } catch (const nlohmann::json::exception& e) {
+    // Malformed or unrepresentable JSON data (a file, a stored record, invalid UTF-8).
+    std::cerr << command() << ": error: bad JSON data: " << e.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << command() << ": error: " << e.what() << "\n";
+    return exit_code(e);
+  } catch (const std::exception& e) {
+    // Anything else (a library's exception, a system error): a message, not an abort.
+    std::cerr << command() << ": error: unexpected error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << command() << ": error: unexpected error: an exception of unknown type\n";
+    return 1;
   }
   return layerlab::cli::command_exit_code();
 }

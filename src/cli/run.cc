@@ -14,6 +14,7 @@
 #include "cli/trial_table.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
+#include "common/strings.h"
 #include "queue/trial_queue.h"
 #include "server/server.h"
 #include "study/coordinator.h"
@@ -77,7 +78,7 @@ int run(const RunFlags& f) {
   study::check_datasets(spec);
   auto store = store::open_store(f.store_url);
   bool resumed = false;
-  const int64_t study_id = create_or_resume(*store, spec, f.store_url, &resumed);
+  const int64_t study_id = create_or_resume(*store, spec, hide_url_password(f.store_url), &resumed);
   queue::AmqpQueueOptions amqp;
   amqp.max_attempts = f.max_attempts;
   auto queue = queue::make_queue(*store, "coordinator", f.broker_url, {}, amqp);
@@ -96,7 +97,8 @@ int run(const RunFlags& f) {
   }
   const int64_t finished_at_start = store->counts(study_id).finished();
   std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers\n",
-                           resumed ? "resuming" : "running", spec.name, f.store_url,
+                           resumed ? "resuming" : "running", spec.name,
+                           hide_url_password(f.store_url),
                            coordinator.total_trials(), workers);
 
   std::vector<std::string> args{"--store",          f.store_url,

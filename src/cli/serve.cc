@@ -9,6 +9,7 @@
 #include "cli/signals.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
+#include "common/strings.h"
 #include "queue/trial_queue.h"
 #include "server/server.h"
 #include "study/coordinator_pool.h"
@@ -62,7 +63,8 @@ void serve(const ServeFlags& f) {
   study::CoordinatorPool coordinators(
       *store, *queue, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; });
   http.start();
-  std::cerr << "dashboard at " << http.url() << " (store " << f.store_url << ")" << std::endl;
+  std::cerr << "dashboard at " << http.url() << " (store " << hide_url_password(f.store_url) << ")"
+            << std::endl;
   std::unique_ptr<WorkerPool> pool;
   if (f.workers > 0) {
     std::vector<std::string> args{"--store",        f.store_url,
@@ -78,7 +80,7 @@ void serve(const ServeFlags& f) {
     try {
       coordinators.step(2 * std::max(1, f.workers) + 8);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::kUnavailable) throw;
+      if (e.code() != ErrorCode::kUnavailable && e.code() != ErrorCode::kAborted) throw;
       std::cerr << "serve: retrying: " << e.what() << "\n";  // store or broker away: next round
     }
     if (pool) pool->supervise(1000);

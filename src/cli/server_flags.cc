@@ -6,8 +6,7 @@ void add_server_flags(CLI::App& cmd, server::ServerOptions& o) {
   const char* limits = "Server limits";
   cmd.add_option("--token", o.token,
                  "bearer token required by mutating requests (needed beyond loopback); also "
-                 "$LAYERLAB_TOKEN, which keeps it off the command line")
-      ->envname("LAYERLAB_TOKEN");
+                 "$LAYERLAB_TOKEN, which keeps it off the command line");
   cmd.add_option("--data-dir", o.data_dir,
                  "directory that file datasets (csv:, libsvm:, idx:) of studies created over "
                  "HTTP must be inside; without it such studies are refused");

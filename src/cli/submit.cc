@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -27,12 +28,39 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
-// The message of the server's JSON error body, or the raw body.
-std::string server_message(const std::string& body) {
-  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_string())
-    return j["error"].get<std::string>();
-  return body;
+// At most `limit` bytes of `text` with control characters shown as spaces: what the
+// server (or a proxy in front of it) said, fit for one line of a terminal.
+std::string printable(std::string_view text, size_t limit = 300) {
+  std::string out;
+  for (char c : text.substr(0, limit)) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+  if (text.size() > limit) out += "...";
+  return out;
+}
+
+// "MESSAGE (HTTP STATUS CODE)" from the API's error body {"error": {"code", "message"}};
+// a body of another shape (a proxy's page, an older server) is quoted, shortened. Where the
+// message locates a problem in "<request body>", the study file's name is put instead.
+std::string server_error(const httplib::Response& res, const std::string& study_file) {
+  const nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
+  std::string message, code;
+  if (j.is_object() && j.contains("error")) {
+    const nlohmann::json& e = j["error"];
+    if (e.is_object() && e.contains("message") && e["message"].is_string())
+      message = e["message"].get<std::string>();
+    else if (e.is_string())
+      message = e.get<std::string>();
+    if (e.is_object() && e.contains("code") && e["code"].is_string())
+      code = e["code"].get<std::string>();
+  }
+  if (message.empty())
+    message = res.body.empty() ? "the server answered with an empty body"
+                               : "the server answered: " + printable(res.body);
+  constexpr std::string_view kBody = "<request body>";
+  for (size_t at = message.find(kBody); at != std::string::npos;
+       at = message.find(kBody, at + study_file.size()))
+    message.replace(at, kBody.size(), study_file);
+  return printable(message, 4000) + " (HTTP " + std::to_string(res.status) +
+         (code.empty() ? "" : " " + printable(code, 40)) + ")";
 }
 
 void submit(const SubmitFlags& f) {
@@ -48,22 +76,29 @@ void submit(const SubmitFlags& f) {
   if (!res)
     throw unavailable("server " + f.server + ": " + httplib::to_string(res.error()) +
                       " (is `layerlab serve` running there?)");
-  const std::string where = "server " + f.server + " (HTTP " + std::to_string(res->status) + "): ";
+  if (res->status == 201) {
+    const nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+    if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
+      throw unavailable(
+          "server " + f.server +
+          " created the study but its answer is not the API's: " + printable(res->body));
+    std::cout << "submitted study '" << j["name"].get<std::string>() << "' (id "
+              << j.value("id", int64_t{0}) << ", " << j.value("total", int64_t{0}) << " trials) to "
+              << f.server << "\n";
+    return;
+  }
+  const std::string why = server_error(*res, f.study_file);
   switch (res->status) {
-    case 201: {
-      const nlohmann::json j = nlohmann::json::parse(res->body);
-      std::cout << "submitted study '" << j.value("name", "") << "' (id " << j.value("id", 0)
-                << ", " << j.value("total", 0) << " trials) to " << f.server << "\n";
-      return;
-    }
-    case 400:
-    case 413:
-      throw invalid_argument(where + f.study_file + ": " + server_message(res->body));
-    case 401:
-    case 409:
-      throw failed_precondition(where + server_message(res->body));
-    default:
-      throw unavailable(where + server_message(res->body));
+    case 400:  // the study file is invalid
+    case 404:  // no such route: --server names something else
+    case 413:  // the file is over the server's body limit
+      throw invalid_argument(why);
+    case 401:  // a token is needed (--token) or is wrong
+    case 403:
+    case 409:  // a study of that name exists
+      throw failed_precondition(why);
+    default:  // 5xx and anything unexpected: the server's trouble, maybe passing
+      throw unavailable(why);
   }
 }
 

@@ -4,18 +4,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 #include <thread>
 
+#include "cli/secrets.h"
 #include "common/error.h"
 
 namespace layerlab::cli {
 
-WorkerPool::WorkerPool(int workers, std::vector<std::string> args, int blas_threads)
-    : args_(std::move(args)), blas_threads_(blas_threads) {
+WorkerPool::WorkerPool(int workers, std::vector<std::string> args, int blas_threads) {
+  // Every variable the children must not inherit from here: the URLs (set below when given)
+  // and the BLAS thread count.
+  std::map<std::string, std::string> env = {
+      {kStoreEnv, ""}, {kBrokerEnv, ""}, {"OPENBLAS_NUM_THREADS", std::to_string(blas_threads)}};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--store" || args[i] == "--broker") && i + 1 < args.size()) {
+      env[secret_env_of(args[i])] = args[i + 1];
+      ++i;
+    } else {
+      args_.push_back(args[i]);
+    }
+  }
+  for (const auto& [name, value] : env) {
+    replaced_.push_back(name + "=");
+    if (!value.empty()) env_.push_back(name + "=" + value);
+  }
   for (int i = 0; i < workers; ++i) children_.push_back(spawn());
 }
 
@@ -32,11 +50,14 @@ pid_t WorkerPool::spawn() {
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
-  constexpr std::string_view kBlasThreads = "OPENBLAS_NUM_THREADS=";
   std::vector<std::string> env_s;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::string_view(*e).substr(0, kBlasThreads.size()) != kBlasThreads) env_s.emplace_back(*e);
-  env_s.push_back(std::string(kBlasThreads) + std::to_string(blas_threads_));
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    if (std::none_of(replaced_.begin(), replaced_.end(),
+                     [&](const std::string& r) { return var.substr(0, r.size()) == r; }))
+      env_s.emplace_back(var);
+  }
+  env_s.insert(env_s.end(), env_.begin(), env_.end());
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);

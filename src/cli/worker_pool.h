@@ -1,6 +1,8 @@
 // WorkerPool: the local worker processes of `layerlab run`, started as `layerlab worker`
 // children of this binary. They die with the parent (PR_SET_PDEATHSIG), and a child that
-// dies unexpectedly is started again (its trial comes back when its lease expires).
+// dies unexpectedly is started again (its trial comes back when its lease expires). The
+// store and broker URLs (which may carry passwords) reach the children through their
+// environment (LAYERLAB_STORE, LAYERLAB_BROKER), never their argv, which `ps` shows anyone.
 #pragma once
 
 #include <sys/types.h>
@@ -12,7 +14,8 @@ namespace layerlab::cli {
 
 class WorkerPool {
  public:
-  // args: the arguments after "layerlab worker".
+  // args: the arguments after "layerlab worker". "--store URL" and "--broker URL" among
+  // them are taken out and passed as LAYERLAB_STORE and LAYERLAB_BROKER instead.
   WorkerPool(int workers, std::vector<std::string> args, int blas_threads);
   ~WorkerPool();  // stop()
 
@@ -27,7 +30,8 @@ class WorkerPool {
   pid_t spawn();
 
   std::vector<std::string> args_;
-  int blas_threads_;
+  std::vector<std::string> replaced_;  // "NAME=" of the variables children do not inherit
+  std::vector<std::string> env_;       // NAME=VALUE set in the children instead
   std::vector<pid_t> children_;
   int restarts_ = 0;
 };

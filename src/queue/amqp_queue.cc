@@ -312,12 +312,13 @@ class AmqpQueue final : public TrialQueue {
           got = true;
         }
         if (got) cv_.notify_all();
-      } catch (const Error& e) {
+      } catch (const std::exception& e) {  // any failure, bad_alloc too: reconnect with backoff
         if (!lock.owns_lock()) lock.lock();
         consumer_.reset();
         // Messages of the lost connection come again from the broker.
         std::erase_if(inbox_, [&](const Raw& r) { return r.connection == generation_; });
-        if (e.code() == ErrorCode::kFailedPrecondition) fatal_ = e;
+        const auto* error = dynamic_cast<const Error*>(&e);
+        if (error && error->code() == ErrorCode::kFailedPrecondition) fatal_ = *error;
         cv_.notify_all();
         const milliseconds pause =
             backoff + milliseconds(jitter() % static_cast<uint64_t>(backoff.count() / 2 + 1));

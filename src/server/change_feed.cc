@@ -49,9 +49,9 @@ void ChangeFeed::run() {
     try {
       poll_once();
       last_error.clear();
-    } catch (const Error& e) {
-      // The store is unavailable for now (locked, restarting): try again next poll; say so
-      // once per distinct error.
+    } catch (const std::exception& e) {
+      // The store is unavailable for now (locked, restarting), or a poll failed otherwise
+      // (out of memory): try again next poll; say so once per distinct error.
       ++errors_;
       if (e.what() != last_error) std::cerr << "server: following the store: " << e.what() << "\n";
       last_error = e.what();

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/error.h"
+
 namespace layerlab::study {
 namespace {
-
-constexpr int64_t kBatch = 2000;  // trials per add_trials transaction
 
 // Multiply-adds per training example over the whole run, without the input layer (the
 // dataset is not loaded here): enough to start the longest trials first.
@@ -27,16 +27,22 @@ TrialSpec trial_of(const store::TrialRecord& r) {
 }  // namespace
 
 Coordinator::Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpec spec,
-                         int64_t study_id)
+                         int64_t study_id, CoordinatorOptions options)
     : store_(store),
       queue_(queue),
       spec_(std::move(spec)),
       study_id_(study_id),
       sampler_(make_sampler(spec_)),
       total_(spec_.total_trials()),
-      next_number_(store.counts(study_id).total()) {}
+      next_number_(store.counts(study_id).total()),
+      options_(options) {
+  if (options_.max_queued < 1 || options_.batches_per_call < 1)
+    throw invalid_argument("coordinator: max_queued and batches_per_call must be >= 1");
+}
 
-int64_t Coordinator::top_up(int64_t max_in_flight) {
+int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
+  if (stopped_) return 0;
+  if (max_batches <= 0) max_batches = options_.batches_per_call;
   if (!republished_) {
     store::TrialFilter queued;
     queued.statuses = {store::TrialStatus::kQueued};
@@ -46,20 +52,25 @@ int64_t Coordinator::top_up(int64_t max_in_flight) {
     republished_ = true;
   }
   int64_t room = total_ - next_number_;
+  if (room <= 0) return 0;
+  const store::StudyCounts c = store_.counts(study_id_);
+  int64_t queued = c[store::TrialStatus::kQueued];
   std::vector<Observation> finished;
   std::vector<Suggestion> in_flight;
   if (sampler_->adaptive()) {
-    const store::StudyCounts c = store_.counts(study_id_);
-    room = std::min(
-        room, max_in_flight - c[store::TrialStatus::kQueued] - c[store::TrialStatus::kRunning]);
+    room = std::min(room, max_in_flight - queued - c[store::TrialStatus::kRunning]);
     if (room <= 0) return 0;
     finished = observations();
     in_flight = pending();
   }
   int64_t added = 0;
-  while (room > 0) {
+  for (int batches = 0; batches < max_batches && room > 0; ++batches) {
+    // The window: workers that claim nothing leave the rest of a big study unstored.
+    if (!sampler_->adaptive() && queued >= options_.max_queued) break;
     std::vector<std::pair<std::string, store::NewTrial>> keyed;
-    for (int64_t i = 0; i < std::min(room, kBatch); ++i) {
+    // Batches end at multiples of kTrialBatch, however the calls fall.
+    const int64_t size = std::min(room, kTrialBatch - next_number_ % kTrialBatch);
+    for (int64_t i = 0; i < size; ++i) {
       std::optional<Suggestion> s = sampler_->suggest(next_number_ + i, finished, in_flight);
       if (!s) break;
       nlohmann::json params = s->trial.to_json();
@@ -78,12 +89,26 @@ int64_t Coordinator::top_up(int64_t max_in_flight) {
       t.number = next_number_ + static_cast<int64_t>(batch.size());
       batch.push_back(std::move(t));
     }
-    const std::vector<int64_t> ids = store_.add_trials(study_id_, batch);
+    std::vector<int64_t> ids;
+    try {
+      ids = store_.add_trials(study_id_, batch);
+    } catch (const Error& e) {
+      // Cancelled since the caller saw it running: stop feeding it. Any other refusal (or
+      // one for a study still running) propagates as it is.
+      if (e.code() != ErrorCode::kFailedPrecondition ||
+          store_.get_study(study_id_).status != store::StudyStatus::kCancelled)
+        throw;
+      stopped_ = true;
+      throw failed_precondition("study '" + spec_.name + "' was cancelled: no more of its " +
+                                "trials are queued (" + std::to_string(next_number_) + " of " +
+                                std::to_string(total_) + " stored)");
+    }
     queue_.publish(study_id_, ids);
     const int64_t n = static_cast<int64_t>(batch.size());
     next_number_ += n;
     added += n;
     room -= n;
+    queued += n;
   }
   return added;
 }

@@ -4,6 +4,11 @@
 // the only state: a coordinator started again on the same study continues from the trials already
 // stored, and re-adding a stored number changes nothing, so resuming never duplicates work.
 //
+// Non-adaptive samplers are fed in bounded steps: each top_up stores at most a few batches,
+// and only while fewer than max_queued of the study's trials wait unclaimed, so a study of
+// 10^8 trials holds a bounded window of queued rows (topped up as workers claim them)
+// instead of filling the disk and starving the other studies of the store.
+//
 // Thread-safety: one thread drives a Coordinator.
 #pragma once
 
@@ -17,21 +22,44 @@
 
 namespace layerlab::study {
 
+// Trials are stored in transactions of kTrialBatch (the last one of a study smaller), each
+// numbered by shape; batch boundaries do not depend on timing or on the options below, so a
+// study's trial numbers do not either.
+inline constexpr int64_t kTrialBatch = 2000;
+
+struct CoordinatorOptions {
+  // Non-adaptive samplers: a batch is stored only while fewer than this many trials of the
+  // study are queued (stored, not yet claimed); queued rows stay below max_queued + kTrialBatch.
+  int64_t max_queued = 10'000;
+  // Batches one top_up call stores at most (both kinds of sampler).
+  int batches_per_call = 5;
+};
+
 class Coordinator {
  public:
   // `queue` receives the new trial ids (publish); the store-backed queue ignores them.
-  Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpec spec, int64_t study_id);
+  Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpec spec, int64_t study_id,
+              CoordinatorOptions options = {});
 
   // Adds the trials the sampler has ready and publishes them. The first call also publishes
   // the trials already queued in the store (a coordinator stopped between storing and
   // publishing must not strand them; a duplicate delivery is skipped by the worker). On an
-  // error nothing is lost: the next call stores (idempotently) and publishes again. Non-adaptive
-  // samplers: every remaining trial, in transactions of a few thousand. Adaptive (tpe): up to
+  // error nothing is lost: the next call stores (idempotently) and publishes again.
+  // At most `max_batches` batches (default: options.batches_per_call). Non-adaptive
+  // samplers: while fewer than options.max_queued trials are queued. Adaptive (tpe): up to
   // `max_in_flight` queued or running. Returns how many were added.
-  int64_t top_up(int64_t max_in_flight);
+  //
+  // A study found cancelled meanwhile (the store refuses its new trials) is stopped():
+  // that call throws kFailedPrecondition "study 'NAME' was cancelled..." (for `run`, whose
+  // study it is: an error, not "finished"), later calls store nothing and return 0.
+  // CoordinatorPool (`serve`) takes it as the end of that study's feeding, not an error.
+  int64_t top_up(int64_t max_in_flight, int max_batches = 0);
 
   // True once every trial of the study is stored and finished (none queued or running).
   bool complete();
+
+  // The study was found cancelled when trials were added: no more are.
+  bool stopped() const { return stopped_; }
 
   int64_t total_trials() const { return total_; }
   const StudySpec& spec() const { return spec_; }
@@ -48,7 +76,9 @@ class Coordinator {
   std::unique_ptr<Sampler> sampler_;
   int64_t total_;
   int64_t next_number_;  // the first number not yet stored
+  CoordinatorOptions options_;
   bool republished_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace layerlab::study

@@ -3,6 +3,12 @@
 // marks studies whose trials are all finished as finished. Workers anywhere that share the
 // store train the trials.
 //
+// Fair and bounded: a round stores at most batches_per_step batches of trials in all, one
+// batch per study in turn (round-robin, starting after the study fed last), and each study
+// only up to its window of queued trials (CoordinatorOptions), so one huge study can
+// neither starve the others nor fill the disk. A study cancelled while it is fed simply
+// stops being fed; a study that cannot be coordinated is reported once and left alone.
+//
 // Thread-safety: one thread drives a CoordinatorPool.
 #pragma once
 
@@ -19,19 +25,26 @@
 
 namespace layerlab::study {
 
+struct CoordinatorPoolOptions {
+  CoordinatorOptions study;  // each study's window (max_queued)
+  int batches_per_step = 5;  // batches of kTrialBatch trials stored per step, in all
+};
+
 class CoordinatorPool {
  public:
-  // `report` receives one line per event worth telling the operator (a study finished, a
-  // study that cannot be coordinated).
+  // `report` receives one line per event worth telling the operator (a study finished or
+  // cancelled, a study that cannot be coordinated).
   // `queue` carries the trials to the workers (the store queue or the broker).
   CoordinatorPool(store::Store& store, queue::TrialQueue& queue,
-                  std::function<void(const std::string&)> report);
+                  std::function<void(const std::string&)> report,
+                  CoordinatorPoolOptions options = {});
   ~CoordinatorPool();
 
-  // One round over the running studies: tops each up (adaptive samplers keep at most
-  // `max_in_flight` queued or running), fails the trials the broker dead-lettered, and
-  // finishes the complete studies. A study whose stored spec cannot be read is reported once
-  // and left alone; store and broker errors propagate.
+  // One round over the running studies: tops them up in turn (adaptive samplers keep at
+  // most `max_in_flight` queued or running), fails the trials the broker dead-lettered, and
+  // finishes the complete studies. A study that cannot be coordinated (its stored spec
+  // cannot be read, its sampler throws) is reported once and left alone; a study cancelled
+  // meanwhile is dropped. Only store and broker errors (kUnavailable, kAborted) propagate.
   void step(int64_t max_in_flight);
 
   size_t active() const { return coordinators_.size(); }
@@ -40,8 +53,15 @@ class CoordinatorPool {
   store::Store& store_;
   std::function<void(const std::string&)> report_;
   queue::TrialQueue& queue_;
+  // Runs fn for study `s`; a failure that is not the store's or broker's being away marks
+  // the study broken (reported once) and returns false.
+  template <typename F>
+  bool guarded(const store::StudyRecord& s, F&& fn);
+
+  CoordinatorPoolOptions options_;
   std::map<int64_t, std::unique_ptr<Coordinator>> coordinators_;
   std::set<int64_t> broken_;  // studies reported as impossible to coordinate
+  int64_t last_fed_ = 0;      // the study fed last: the next step starts after it
 };
 
 }  // namespace layerlab::study

@@ -24,8 +24,10 @@ void Heartbeat::run() {
     try {
       store_.heartbeat_worker(id_, current ? std::optional<int64_t>(current) : std::nullopt,
                               memory_);
-    } catch (const Error&) {
-      // The store is away; the next beat tries again (its age shows the gap meanwhile).
+    } catch (const std::exception&) {
+      // The store is away (or the beat failed otherwise, out of memory included): the next
+      // beat tries again and its age shows the gap meanwhile. An exception must not end
+      // this thread, which would end the worker process.
     }
     lock.lock();
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -62,6 +63,26 @@ auto with_backoff(F&& fn, std::chrono::seconds limit = std::chrono::seconds(600)
   }
 }
 
+// The stored reason of a trial that threw something other than a layerlab::Error.
+std::string failure_reason(const std::exception& e, size_t pack_size = 1) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    std::string why = "out of memory: the trial needed more memory than the worker could allocate";
+    if (pack_size > 1) why += " (a pack of " + std::to_string(pack_size) + " trials)";
+    return why + " (" + e.what() + ")";
+  }
+  return std::string("unexpected error: ") + e.what();
+}
+
+// A failure reason fit to store and show: at most kMaxReason bytes, valid UTF-8 (a message
+// quoting bad input must neither fill the store nor make its JSON unwritable).
+constexpr size_t kMaxReason = 2000;
+std::string storable_reason(std::string why) {
+  if (why.size() > kMaxReason) why = why.substr(0, kMaxReason) + "...";
+  const std::string quoted =
+      nlohmann::json(why).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
 struct StudyContext {
   study::StudySpec spec;
   std::unique_ptr<study::Pruner> pruner;
@@ -90,8 +111,9 @@ class Worker {
     heartbeat_.reset();
     try {
       store_->stop_worker(id_);
-    } catch (const Error&) {
-      // The store is away as the worker exits; its heartbeat age tells readers it is gone.
+    } catch (const std::exception&) {
+      // The store is away (or anything else failed) as the worker exits: nothing to do in a
+      // destructor; its heartbeat age tells readers it is gone.
     }
   }
 
@@ -150,7 +172,8 @@ class Worker {
     return data_.emplace(key, study::prepare_data(spec)).first->second;
   }
 
-  void fail(const queue::Delivery& d, const std::string& why) {
+  void fail(const queue::Delivery& d, const std::string& reason) {
+    const std::string why = storable_reason(reason);
     store::TrialFinish f{d.trial_id,
                          d.attempt,
                          store::TrialStatus::kFailed,
@@ -221,15 +244,20 @@ class Worker {
     std::vector<std::pair<std::string, std::vector<Member>>> packs;
     for (queue::Delivery& d : deliveries) {
       maybe_crash(CrashPoint::kBeforeTraining, d.number);
+      maybe_hold(CrashPoint::kBeforeTraining, d.number);
       Member m;
       try {
+        maybe_throw(CrashPoint::kBeforeTraining, d.number);
         m.study = &study_context(d.study_id);
         nlohmann::json params = d.params;
         params["dataset"] = d.dataset;
         m.spec = study::TrialSpec::from_json(params);
       } catch (const Error& e) {
         if (retryable(e)) throw;
-        fail(d, e.what());
+        fail(d, e.what());  // bad parameters or study: the trial fails, no retry
+        continue;
+      } catch (const std::exception& e) {
+        fail(d, failure_reason(e));  // out of memory, a JSON type error...: the same
         continue;
       }
       const std::string key =
@@ -276,6 +304,7 @@ class Worker {
     if (r.epoch == 1) {
       maybe_crash(CrashPoint::kAfterEpoch, d.number);
       maybe_pause(CrashPoint::kAfterEpoch, d.number);
+      maybe_throw(CrashPoint::kAfterEpoch, d.number);
     }
     if (stop_) interrupted = true;
     if (queue_.lost(d)) m.lost = true;
@@ -300,8 +329,15 @@ class Worker {
     try {
       outcomes = study::run_trials(specs, prepared(specs[0]), *backend_, on_epoch);
     } catch (const Error& e) {
-      if (retryable(e)) throw;
+      if (retryable(e)) throw;  // the store or broker away for too long: the worker stops
       for (const Member& m : members) fail(m.delivery, e.what());
+      return;
+    } catch (const std::exception& e) {
+      // Anything else training threw (out of memory, a library's exception): the trials end
+      // `failed` with the reason, committed like any result; the worker, its memory released
+      // by the unwinding, goes on with the next delivery instead of dying on every retry.
+      const std::string why = failure_reason(e, members.size());
+      for (const Member& m : members) fail(m.delivery, why);
       return;
     }
     if (interrupted) {

@@ -1,0 +1,324 @@
+// The coordinators feed studies in bounded, fair steps over a real SQLite store: a window
+// of queued trials per study, whole batches with numbers that do not depend on the pacing,
+// round-robin between studies, and a study cancelled while its trials are being stored
+// simply stops being fed (no exception escapes, `serve` stays up).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <new>
+
+#include "study/coordinator.h"
+#include "study/coordinator_pool.h"
+#include "support/temp_and_errors.h"
+
+namespace layerlab::study {
+namespace {
+
+using store::StudyStatus;
+using store::TrialStatus;
+
+// A random study of `trials` trials over one dataset.
+StudySpec random_spec(const std::string& name, int64_t trials) {
+  return StudySpec::from_json(
+      {{"name", name},
+       {"datasets", {"iris"}},
+       {"method", "random"},
+       {"budget", {{"trials", trials}}},
+       {"parameters",
+        {{"learning_rate", {{"distribution", "log_uniform"}, {"min", 1e-4}, {"max", 1e-1}}},
+         {"hidden_layers", {{"values", {1, 2, 3}}}}}}});
+}
+
+StudySpec grid_spec(const std::string& name, int depths) {
+  nlohmann::json values = nlohmann::json::array();
+  for (int d = 1; d <= depths; ++d) values.push_back(d);
+  return StudySpec::from_json({{"name", name},
+                               {"datasets", {"iris"}},
+                               {"parameters", {{"hidden_layers", {{"values", values}}}}}});
+}
+
+// The store queue, plus an action run on each publish (the coordinator publishes right
+// after each add_trials transaction): a test does something "while trials are inserted".
+class HookedQueue : public queue::TrialQueue {
+ public:
+  HookedQueue(store::Store& store, std::function<void(int calls)> on_publish)
+      : inner_(queue::make_store_queue(store, "coordinator")), on_publish_(std::move(on_publish)) {}
+  void publish(int64_t study_id, const std::vector<int64_t>& ids) override {
+    inner_->publish(study_id, ids);
+    on_publish_(++calls_);
+  }
+  std::optional<queue::Delivery> receive(std::chrono::milliseconds wait) override {
+    return inner_->receive(wait);
+  }
+  void ack(const queue::Delivery& d) override { inner_->ack(d); }
+  void requeue(const queue::Delivery& d) override { inner_->requeue(d); }
+  void close() override { inner_->close(); }
+  bool lost(const queue::Delivery& d) const override { return inner_->lost(d); }
+  int64_t settle_dead_letters() override { return inner_->settle_dead_letters(); }
+
+ private:
+  std::unique_ptr<queue::TrialQueue> inner_;
+  std::function<void(int)> on_publish_;
+  int calls_ = 0;
+};
+
+struct Fixture {
+  testing::TempDir dir;
+  std::unique_ptr<store::Store> store = store::open_store("sqlite:" + dir.path("s.db"));
+  int64_t create(const StudySpec& spec) { return store->create_study(spec.name, spec.to_json()); }
+  int64_t queued(int64_t study) { return store->counts(study)[TrialStatus::kQueued]; }
+  int64_t stored(int64_t study) { return store->counts(study).total(); }
+  // Claims up to n queued trials of the study, as workers would; how many it got.
+  int64_t claim(int64_t study, int n) {
+    return static_cast<int64_t>(store->claim_batch("w", {.study_id = study}, n).size());
+  }
+};
+
+TEST(Coordinator, StoresWholeBatchesOnlyWhileTheWindowOfQueuedTrialsHasRoom) {
+  Fixture f;
+  const StudySpec spec = random_spec("big", 100'000);
+  const int64_t id = f.create(spec);
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  Coordinator c(*f.store, *queue, spec, id, {.max_queued = 2500, .batches_per_call = 5});
+  EXPECT_EQ(c.top_up(8), 2 * kTrialBatch) << "a second batch while 2000 < 2500 are queued";
+  EXPECT_EQ(c.top_up(8), 0) << "the window is full: nothing more until workers claim";
+  EXPECT_FALSE(c.complete());
+  ASSERT_EQ(f.claim(id, 3000), 3000);
+  EXPECT_EQ(c.top_up(8), kTrialBatch);  // 1000 queued: one batch brings it to 3000
+  EXPECT_EQ(f.stored(id), 3 * kTrialBatch);
+  EXPECT_EQ(f.queued(id), 3000);
+  // Numbers are contiguous from 0, whatever the pacing.
+  store::TrialFilter all;
+  int64_t expected = 0;
+  for (const store::TrialRecord& t : f.store->list_trials(id, all)) EXPECT_EQ(t.number, expected++);
+}
+
+TEST(Coordinator, BatchesPerCallBoundsOneCallAndTheNumbersMatchAnUnpacedRun) {
+  Fixture f;
+  const StudySpec spec = random_spec("paced", 4500);
+  const int64_t paced = f.create(spec);
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  Coordinator c(*f.store, *queue, spec, paced, {.max_queued = 100'000, .batches_per_call = 1});
+  EXPECT_EQ(c.top_up(8), kTrialBatch);
+  EXPECT_EQ(c.top_up(8, 1), kTrialBatch);
+  EXPECT_EQ(c.top_up(8, 1), 500);  // the last, smaller batch
+  EXPECT_EQ(c.top_up(8), 0);
+
+  // The same study stored in one go (another store) numbers every trial the same way.
+  Fixture g;
+  const int64_t unpaced = g.create(spec);
+  auto other_queue = queue::make_store_queue(*g.store, "coordinator");
+  Coordinator all_at_once(*g.store, *other_queue, spec, unpaced,
+                          {.max_queued = 100'000, .batches_per_call = 5});
+  EXPECT_EQ(all_at_once.top_up(8), 4500);
+  const auto a = f.store->list_trials(paced, {});
+  const auto b = g.store->list_trials(unpaced, {});
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].number, b[i].number);
+    EXPECT_EQ(a[i].params, b[i].params) << "trial " << a[i].number;
+  }
+}
+
+TEST(Coordinator, RefusesAnEmptyWindow) {
+  Fixture f;
+  const StudySpec spec = grid_spec("g", 2);
+  const int64_t id = f.create(spec);
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  EXPECT_TRUE(testing::throws_error(
+      [&] { Coordinator(*f.store, *queue, spec, id, {.max_queued = 0, .batches_per_call = 5}); },
+      ErrorCode::kInvalidArgument, "max_queued"));
+}
+
+// `run`'s path: the study is cancelled between two transactions of one top_up. run is
+// told so (an error naming the study, so that it ends without calling the study finished);
+// the coordinator stores nothing more.
+TEST(Coordinator, AStudyCancelledWhileItsTrialsAreStoredStopsBeingFed) {
+  Fixture f;
+  const StudySpec spec = random_spec("cancelled", 50'000);
+  const int64_t id = f.create(spec);
+  HookedQueue queue(*f.store, [&](int calls) {
+    if (calls == 2) f.store->cancel_study(id);  // after the first batch (call 1 republishes)
+  });
+  Coordinator c(*f.store, queue, spec, id);
+  EXPECT_TRUE(testing::throws_error([&] { c.top_up(8); }, ErrorCode::kFailedPrecondition,
+                                    "study 'cancelled' was cancelled: no more of its trials are "
+                                    "queued (2000 of 50000 stored)"));
+  EXPECT_TRUE(c.stopped());
+  EXPECT_FALSE(c.complete());
+  EXPECT_EQ(c.top_up(8), 0);
+  EXPECT_EQ(f.stored(id), kTrialBatch);
+  EXPECT_EQ(f.store->counts(id)[TrialStatus::kCancelled], kTrialBatch);
+  EXPECT_EQ(f.store->get_study(id).status, StudyStatus::kCancelled);
+}
+
+// A queue that refuses to publish is not taken for a cancellation: it propagates, and the
+// study is not stopped.
+TEST(Coordinator, AQueueThatRefusesToPublishPropagates) {
+  Fixture f;
+  const StudySpec spec = grid_spec("g", 2);
+  const int64_t id = f.create(spec);
+  HookedQueue queue(*f.store, [&](int calls) {
+    if (calls == 2) throw failed_precondition("the broker refuses this queue");
+  });
+  Coordinator c(*f.store, queue, spec, id);
+  EXPECT_TRUE(testing::throws_error([&] { c.top_up(8); }, ErrorCode::kFailedPrecondition,
+                                    "the broker refuses"));
+  EXPECT_FALSE(c.stopped());
+  EXPECT_EQ(c.top_up(8), 2) << "stored again (idempotently) and published";
+  EXPECT_EQ(f.queued(id), 2);
+}
+
+// `serve`'s path: a study cancelled while the pool inserts its trials ends cancelled, the
+// pool reports it and goes on with the others; nothing escapes step().
+TEST(CoordinatorPool, AStudyCancelledMidInsertionEndsCancelledAndServeGoesOn) {
+  Fixture f;
+  const int64_t doomed = f.create(random_spec("doomed", 50'000));
+  const int64_t other = f.create(grid_spec("other", 3));
+  HookedQueue queue(*f.store, [&](int calls) {
+    if (calls == 2) f.store->cancel_study(doomed);  // right after doomed's first batch
+  });
+  std::vector<std::string> lines;
+  CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_NO_THROW(pool.step(10));
+  EXPECT_EQ(f.store->get_study(doomed).status, StudyStatus::kCancelled);
+  EXPECT_EQ(f.queued(doomed), 0);
+  EXPECT_EQ(f.stored(doomed), kTrialBatch) << "no batch after the cancellation";
+  EXPECT_EQ(f.queued(other), 3);
+  EXPECT_EQ(pool.active(), 1u);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "study 'doomed' is no longer running: no more of its trials are queued");
+  EXPECT_NO_THROW(pool.step(10));
+  EXPECT_EQ(f.stored(doomed), kTrialBatch);
+  EXPECT_EQ(lines.size(), 1u);
+}
+
+// A study cancelled between rounds is simply no longer fed.
+TEST(CoordinatorPool, AStudyCancelledBetweenRoundsIsNoLongerFed) {
+  Fixture f;
+  const int64_t id = f.create(random_spec("r", 50'000));
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  CoordinatorPoolOptions o;
+  o.batches_per_step = 1;
+  CoordinatorPool pool(
+      *f.store, *queue, [](const std::string&) {}, o);
+  pool.step(10);
+  EXPECT_EQ(f.stored(id), kTrialBatch);
+  f.store->cancel_study(id);
+  pool.step(10);
+  EXPECT_EQ(f.stored(id), kTrialBatch);
+  EXPECT_EQ(pool.active(), 0u);
+}
+
+// One huge study (100,000 trials here; the same holds for 10^8) and a small one created
+// after it: the small one is fed in the next step, the huge one never holds more than its
+// window of queued trials, and workers claim trials of both.
+TEST(CoordinatorPool, AHugeStudyNeitherStarvesAnotherNorFillsTheStore) {
+  Fixture f;
+  const int64_t huge = f.create(random_spec("huge", 100'000));
+  const int64_t small = f.create(grid_spec("small", 3));
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  CoordinatorPoolOptions o;
+  o.study.max_queued = 4000;
+  o.batches_per_step = 1;
+  CoordinatorPool pool(
+      *f.store, *queue, [](const std::string&) {}, o);
+  pool.step(10);
+  EXPECT_EQ(f.stored(huge) + f.stored(small), kTrialBatch) << "one batch per step in all";
+  pool.step(10);
+  EXPECT_EQ(f.queued(small), 3) << "its turn came although the huge study has more";
+  for (int i = 0; i < 20; ++i) pool.step(10);
+  EXPECT_EQ(f.stored(huge), 2 * kTrialBatch) << "the window: 4000 queued";
+
+  // Workers take trials of both; the huge study is topped up as they do, within its window.
+  EXPECT_EQ(f.claim(small, 10), 3);
+  EXPECT_EQ(f.claim(huge, 2500), 2500);
+  pool.step(10);
+  EXPECT_EQ(f.stored(huge), 3 * kTrialBatch);
+  EXPECT_EQ(f.queued(huge), 3500);
+  for (int i = 0; i < 20; ++i) pool.step(10);
+  EXPECT_LT(f.queued(huge), o.study.max_queued + kTrialBatch);
+  EXPECT_EQ(f.store->get_study(huge).status, StudyStatus::kRunning);
+}
+
+// With a larger budget the studies take turns within one step.
+TEST(CoordinatorPool, StudiesTakeTurnsWithinAStep) {
+  Fixture f;
+  const int64_t a = f.create(random_spec("a", 100'000));
+  const int64_t b = f.create(random_spec("b", 100'000));
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  CoordinatorPoolOptions o;
+  o.study.max_queued = 100'000;
+  o.batches_per_step = 3;
+  CoordinatorPool pool(
+      *f.store, *queue, [](const std::string&) {}, o);
+  pool.step(10);  // a, b, a
+  EXPECT_EQ(f.stored(a), 2 * kTrialBatch);
+  EXPECT_EQ(f.stored(b), kTrialBatch);
+  pool.step(10);  // b, a, b: the turn goes on where it stopped
+  EXPECT_EQ(f.stored(a), 3 * kTrialBatch);
+  EXPECT_EQ(f.stored(b), 3 * kTrialBatch);
+}
+
+struct Failure {
+  std::string name;
+  std::function<void()> raise;
+  std::string reported;
+};
+
+void PrintTo(const Failure& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class CoordinatorPoolFailure : public ::testing::TestWithParam<Failure> {};
+
+// Whatever one study's feeding throws (not only layerlab::Error) is reported once and
+// leaves that study alone; the others go on.
+TEST_P(CoordinatorPoolFailure, IsReportedOnceAndTheOtherStudiesGoOn) {
+  Fixture f;
+  const int64_t bad = f.create(grid_spec("bad", 2));
+  const int64_t good = f.create(grid_spec("good", 2));
+  HookedQueue queue(*f.store, [&](int calls) {
+    if (calls == 2) GetParam().raise();  // bad's first batch (call 1 republishes)
+  });
+  std::vector<std::string> lines;
+  CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_NO_THROW(pool.step(10));
+  EXPECT_NO_THROW(pool.step(10));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("study 'bad': cannot coordinate it: " + GetParam().reported, 0), 0u)
+      << lines[0];
+  EXPECT_EQ(f.queued(good), 2);
+  EXPECT_EQ(f.store->get_study(bad).status, StudyStatus::kRunning);
+  EXPECT_EQ(pool.active(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Thrown, CoordinatorPoolFailure,
+    ::testing::Values(Failure{"bad_alloc", [] { throw std::bad_alloc(); }, "out of memory"},
+                      Failure{"runtime_error", [] { throw std::runtime_error("boom"); },
+                              "unexpected error: boom"},
+                      Failure{"json", [] { (void)nlohmann::json::parse("{").size(); },
+                              "unexpected error: [json.exception.parse_error.101]"},
+                      Failure{"error", [] { throw internal_error("broken"); }, "broken"}),
+    [](const auto& p) { return p.param.name; });
+
+// The store or broker away is not the study's fault: it propagates (serve retries the
+// round) and the study stays coordinated.
+TEST(CoordinatorPool, TheStoreOrBrokerAwayPropagates) {
+  Fixture f;
+  const int64_t id = f.create(grid_spec("g", 2));
+  bool away = true;
+  HookedQueue queue(*f.store, [&](int calls) {
+    if (calls == 2 && away) throw unavailable("broker away");
+  });
+  CoordinatorPool pool(*f.store, queue, [](const std::string&) {});
+  EXPECT_TRUE(testing::throws_error([&] { pool.step(10); }, ErrorCode::kUnavailable, "away"));
+  away = false;
+  EXPECT_NO_THROW(pool.step(10));
+  EXPECT_EQ(f.queued(id), 2);
+  EXPECT_EQ(pool.active(), 1u);
+}
+
+}  // namespace
+}  // namespace layerlab::study
