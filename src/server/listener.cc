@@ -30,6 +30,7 @@ namespace {
 // One request in progress: its body as it arrives.
 struct Exchange {
   std::string body;
+  size_t received = 0;  // body bytes, kept or not
   bool too_large = false;
 };
 
@@ -174,8 +175,16 @@ Response too_large(size_t max_body) {
   return res;
 }
 
+// A body over the limit is read and thrown away up to this much, so that a client that
+// writes its whole body before it reads (most do) gets the 413; past it the connection is
+// closed (a body announced that large is answered at once and closed).
+size_t drain_limit(size_t max_body) {
+  return std::max<size_t>(4 << 20, 4 * max_body);
+}
+
 MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const char* method,
-                      const char*, const char* upload_data, size_t* upload_size, void** req_cls) {
+                      const char*, const char* upload_data, size_t* upload_size,
+                      void** req_cls) {
   auto* impl = static_cast<Listener::Impl*>(cls);
   auto* ex = static_cast<Exchange*>(*req_cls);
   const size_t max_body = impl->options.max_body;
@@ -187,21 +196,32 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
     uint64_t n = 0;
     if (length && std::from_chars(length, length + std::strlen(length), n).ec == std::errc() &&
         n > max_body) {
-      Response res = too_large(max_body);  // refused before a byte of the body is read
-      return queue(conn, res);
+      ex->too_large = true;
+      if (n > drain_limit(max_body)) {
+        Response res = too_large(max_body);  // refused before a byte of the body is read
+        return queue(conn, res);
+      }
     }
     return MHD_YES;
   }
   if (*upload_size > 0) {
-    if (ex->body.size() + *upload_size > max_body) {
-      // A chunked body grew past the limit: libmicrohttpd cannot answer mid-body, so the
-      // connection is closed and nothing of the request is acted on.
+    ex->received += *upload_size;
+    if (ex->received > max_body) {
       ex->too_large = true;
-      return MHD_NO;
+      ex->body.clear();
+      ex->body.shrink_to_fit();
+      // A chunked body far past the limit: libmicrohttpd cannot answer mid-body, so the
+      // connection is closed and nothing of the request is acted on.
+      if (ex->received > drain_limit(max_body)) return MHD_NO;
+    } else {
+      ex->body.append(upload_data, *upload_size);
     }
-    ex->body.append(upload_data, *upload_size);
     *upload_size = 0;
     return MHD_YES;
+  }
+  if (ex->too_large) {
+    Response res = too_large(max_body);
+    return queue(conn, res);
   }
   Request req;
   req.method = method;
