@@ -53,9 +53,18 @@ json typed_value(const std::string& key, const std::string& text, const json& li
 json read_trial_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw invalid_argument("--trial: cannot open '" + path + "'");
+  // A trial file is flat: deep nesting is refused while parsing (copying or printing a
+  // document 100,000 levels deep would recurse that deep).
+  constexpr int kMaxDepth = 64;
+  const json::parser_callback_t depth_limit = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth)
+      throw invalid_argument("--trial " + path + ": nesting deeper than " +
+                             std::to_string(kMaxDepth) + " levels");
+    return true;
+  };
   try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
+    return json::parse(in, depth_limit);
+  } catch (const json::exception& e) {
     throw invalid_argument("--trial " + path + ": not valid JSON: " + e.what());
   }
 }

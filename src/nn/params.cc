@@ -17,19 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-// A value for "got ..." in messages: JSON, except that NaN and infinities (which JSON
-// writes as null) are named, and long text is cut (common/text_safety.h).
-std::string describe(const json& j) {
-  if (j.is_number_float()) {
-    const double v = j.get<double>();
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "infinity" : "-infinity";
-  }
-  return excerpt(j.dump(-1, ' ', false, json::error_handler_t::replace), 200);
-}
-
 [[noreturn]] void bad(const std::string& key, const std::string& expected, const json& got) {
-  throw invalid_argument(key + ": expected " + expected + ", got " + describe(got));
+  throw invalid_argument(key + ": expected " + expected + ", got " + describe_value(got));
 }
 
 void read(const std::string& key, const json& j, int& out) {
@@ -128,6 +117,18 @@ void check_name(const Registry<T>& registry, const char* key, const std::string&
 
 }  // namespace
 
+std::string describe_value(const json& j) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "infinity" : "-infinity";
+  }
+  if (j.is_structured())
+    for (const json& e : j)
+      if (e.is_structured()) return j.is_array() ? "a nested list" : "a nested object";
+  return excerpt(j.dump(-1, ' ', false, json::error_handler_t::replace), 200);
+}
+
 std::vector<int> Params::hidden_widths() const {
   // validate() bounds hidden_layers; this guards the allocation for unvalidated Params.
   if (layers.empty() && hidden_layers > NetworkLimits{}.max_hidden_layers)
@@ -179,7 +180,8 @@ json Params::to_json() const {
 }
 
 Params Params::from_json(const json& j) {
-  if (!j.is_object()) throw invalid_argument("parameters: expected an object, got " + j.dump());
+  if (!j.is_object())
+    throw invalid_argument("parameters: expected an object, got " + describe_value(j));
   Params p;
   for (const auto& [key, value] : j.items()) {
     const Field* match = nullptr;

@@ -52,4 +52,9 @@ struct Params {
   static const std::vector<std::string>& keys();
 };
 
+// A value for "got ..." in messages: JSON for a scalar or a flat list or object (cut to a
+// short excerpt), "a nested list" / "a nested object" beyond one level (never a recursive
+// dump of a hostile document), and NaN and infinities by name (JSON writes them as null).
+std::string describe_value(const nlohmann::json& j);
+
 }  // namespace layerlab::nn

@@ -95,8 +95,9 @@ struct SpecLimits {
   // Nesting of mappings and lists, aliases expanded (a study file needs 5).
   int max_depth = 64;
   // YAML or JSON nodes with every alias expanded: a "billion laughs" document is refused
-  // while it is read, before anything is built from it.
-  int64_t max_nodes = 1'000'000;
+  // while it is read, before anything is built from it. Ten times a values: list at its
+  // largest; a study file rarely has a thousand.
+  int64_t max_nodes = 100'000;
   // Trials in one study: the grid's size x datasets x seeds, or budget.trials.
   int64_t max_trials = 1'000'000;
   // Entries of datasets: and seeds:.

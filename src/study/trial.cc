@@ -19,32 +19,36 @@ json TrialSpec::to_json() const {
 }
 
 TrialSpec TrialSpec::from_json(const json& j) {
-  if (!j.is_object()) throw invalid_argument("trial: expected an object, got " + j.dump());
+  if (!j.is_object())
+    throw invalid_argument("trial: expected an object, got " + nn::describe_value(j));
   TrialSpec t;
   json rest = j;
   if (j.contains("dataset")) {
     if (!j["dataset"].is_string())
-      throw invalid_argument("dataset: expected a name, got " + j["dataset"].dump());
+      throw invalid_argument("dataset: expected a name, got " + nn::describe_value(j["dataset"]));
     t.dataset = j["dataset"].get<std::string>();
     rest.erase("dataset");
   }
   if (j.contains("validation_fraction")) {
     const json& v = j["validation_fraction"];
     if (!v.is_number() || v.get<double>() < 0.0 || v.get<double>() >= 1.0)
-      throw invalid_argument("validation_fraction: expected a fraction in [0, 1), got " + v.dump());
+      throw invalid_argument("validation_fraction: expected a fraction in [0, 1), got " +
+                             nn::describe_value(v));
     t.validation_fraction = v.get<double>();
     rest.erase("validation_fraction");
   }
   if (j.contains("stratify")) {
     if (!j["stratify"].is_boolean())
-      throw invalid_argument("stratify: expected true or false, got " + j["stratify"].dump());
+      throw invalid_argument("stratify: expected true or false, got " +
+                             nn::describe_value(j["stratify"]));
     t.stratify = j["stratify"].get<bool>();
     rest.erase("stratify");
   }
   if (j.contains("split_seed")) {
     const json& v = j["split_seed"];
     if (!v.is_number_integer() || v.get<int64_t>() < 0)
-      throw invalid_argument("split_seed: expected a non-negative integer, got " + v.dump());
+      throw invalid_argument("split_seed: expected a non-negative integer, got " +
+                             nn::describe_value(v));
     t.split_seed = v.get<uint64_t>();
     rest.erase("split_seed");
   }

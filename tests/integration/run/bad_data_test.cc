@@ -97,3 +97,27 @@ TEST(RunBadData, TrainOfAHugeNetworkIsAClearError) {
 
 }  // namespace
 }  // namespace layerlab
+
+namespace layerlab {
+namespace {
+
+TEST(TrainBadInput, DeepOrOutOfRangeTrialFileIsAClearError) {
+  const fs::path dir = testing::fresh_dir("bad-trial-file");
+  std::ofstream(dir / "deep.json")
+      << "{\"units\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
+  const auto deep = testing::run_layerlab("train --trial " + (dir / "deep.json").string());
+  EXPECT_EQ(deep.exit_code, 2) << deep.err;
+  EXPECT_NE(deep.err.find("nesting deeper than 64 levels"), std::string::npos) << deep.err;
+  std::ofstream(dir / "big.json") << "{\"learning_rate\": 1e400}";
+  const auto big = testing::run_layerlab("train --trial " + (dir / "big.json").string());
+  EXPECT_EQ(big.exit_code, 2) << big.err;
+  EXPECT_NE(big.err.find("number overflow"), std::string::npos) << big.err;
+  std::ofstream(dir / "nested.json") << "{\"units\": [[1]], \"epochs\": 1}";
+  const auto nested = testing::run_layerlab("train --trial " + (dir / "nested.json").string());
+  EXPECT_EQ(nested.exit_code, 2) << nested.err;
+  EXPECT_NE(nested.err.find("units: expected an integer, got a nested list"), std::string::npos)
+      << nested.err;
+}
+
+}  // namespace
+}  // namespace layerlab

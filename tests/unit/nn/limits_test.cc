@@ -47,6 +47,21 @@ TEST(NetworkLimits, NonFiniteNumbersAreNamed) {
                            "lr_gamma: expected a finite positive number, got infinity"));
 }
 
+TEST(NetworkLimits, MessagesNeverDumpADeepDocument) {
+  EXPECT_EQ(describe_value(json::parse("[[1]]")), "a nested list");
+  EXPECT_EQ(describe_value(json::parse("{\"a\": {}}")), "a nested object");
+  EXPECT_EQ(describe_value(json::parse("[1, 2]")), "[1,2]");
+  EXPECT_EQ(describe_value(std::string(500, 'x')).size(),
+            200u + 15u);  // excerpt + "... (502 bytes)"
+  // 100,000 levels: the message is made without recursing through them.
+  json deep = json::array();
+  json* at = &deep;
+  for (int i = 0; i < 100000; ++i) at = &(*at = json::array({json::array()}))[0];
+  json params = json::object();
+  params["units"] = std::move(deep);  // moved: a copy would recurse 100,000 levels itself
+  EXPECT_TRUE(refused(params, "units: expected an integer, got a nested list"));
+}
+
 TEST(NetworkLimits, EstimatesSaturateInsteadOfOverflowing) {
   Architecture a;
   a.inputs = std::numeric_limits<int>::max();

@@ -108,9 +108,9 @@ const BadFile kBadFiles[] = {
      "invalid YAML: an alias refers to a node that contains it (a recursive alias); a study file "
      "must be a tree (%:4:34)"},
     {"bad_billion_laughs.yaml",
-     "the document has more than 1000000 nodes with its aliases expanded "
-     "(SpecLimits::max_nodes) (%:8:36)"},
-    {"bad_deep_nesting.yaml", "nesting deeper than 64 levels (SpecLimits::max_depth) (%:4:81)"},
+     "the document has more than 100000 nodes with its aliases expanded "
+     "(SpecLimits::max_nodes) (%:7:36)"},
+    {"bad_deep_nesting.yaml", "nesting deeper than 64 levels (SpecLimits::max_depth) (%:4:83)"},
     {"bad_invalid_utf8.yaml", "the text is not UTF-8 (byte 0xe9); save the file as UTF-8 (%:4:26)"},
     {"bad_too_many_datasets.yaml",
      "datasets: 101 datasets; at most 100 (SpecLimits::max_datasets) (%:2:11)"},

@@ -92,6 +92,20 @@ TEST(HostileYaml, DeepNestingIsRefused) {
   EXPECT_TRUE(contains(e, "(study.yaml:2:")) << e;
 }
 
+TEST(HostileYaml, FlowNestingIsCountedOverTheTextFirst) {
+  const std::string open(100, '[');
+  // Not collections: a comment, a quoted scalar, a plain scalar in block context.
+  EXPECT_TRUE(contains(error_of("name: a # " + open + "\ndatasets: ['" + open + "iris']\n"),
+                       "datasets[0]: unknown dataset"));
+  EXPECT_TRUE(contains(error_of("name: a" + open + "\ndatasets: [iris]\n"),
+                       "name: expected a name of at most 100 characters"));
+  // A quote inside a plain scalar hides nothing.
+  EXPECT_TRUE(contains(error_of("name: a\ndatasets: [it's, " + open + "]\n"),
+                       "nesting deeper than 64 levels (SpecLimits::max_depth) (study.yaml:2:"));
+  EXPECT_TRUE(contains(error_of("name: a\ndatasets: {\"k\":" + std::string(100, '{') + "}\n"),
+                       "nesting deeper than 64 levels"));
+}
+
 TEST(HostileYaml, DepthThroughAnAliasCounts) {
   SpecLimits l;
   l.max_depth = 6;
