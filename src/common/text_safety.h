@@ -30,4 +30,9 @@ TextPosition position_of(std::string_view text, size_t offset);
 // "... (62914560 bytes)".
 std::string excerpt(std::string_view text, size_t max_chars = kMaxExcerptChars);
 
+// The offset of the first '[' or '{' outside a string that opens more than `max_depth`
+// levels of JSON nesting, or npos. One pass over the raw text, so that a 100,000-deep
+// document is refused before a recursive parser or printer sees it.
+size_t find_json_nesting_over(std::string_view text, int max_depth);
+
 }  // namespace layerlab

@@ -81,11 +81,7 @@ json metadata_json(const SafeTensors& st, const std::string& key, const std::str
   auto it = st.metadata.find(key);
   if (it == st.metadata.end())
     throw invalid_argument(source + ": no '" + key + "' in the metadata (not a layerlab model?)");
-  try {
-    return json::parse(it->second);
-  } catch (const json::parse_error& e) {
-    throw invalid_argument(source + ": metadata '" + key + "' is not valid JSON: " + e.what());
-  }
+  return parse_model_json(it->second, source + ": metadata '" + key + "'");
 }
 
 // metadata[key][field] as T, or an error naming the file, entry and field.
@@ -99,7 +95,7 @@ T field(const json& j, const char* key, const char* name, const std::string& sou
   try {
     return j[name].get<T>();
   } catch (const json::exception&) {
-    throw fail(fmt::format("'{}' has the wrong type: {}", name, j[name].dump()));
+    throw fail(fmt::format("'{}' has the wrong type: {}", name, excerpt(j[name].dump())));
   }
 }
 
@@ -237,7 +233,7 @@ Model from_safetensors(const SafeTensors& st, const std::string& source) {
     throw invalid_argument(
         fmt::format("{}: metadata 'architecture': batch_norm_eps {} is not "
                     "the engine's {}",
-                    source, arch["batch_norm_eps"].dump(), kBatchNormEps));
+                    source, excerpt(arch["batch_norm_eps"].dump()), kBatchNormEps));
   if (!nn::activations().contains(m.activation))
     throw invalid_argument(
         source + ": metadata 'architecture': " + nn::activations().unknown_message(m.activation));
@@ -265,7 +261,7 @@ Model from_safetensors(const SafeTensors& st, const std::string& source) {
   if (a.inputs < 1 || a.outputs < 1 ||
       std::any_of(a.hidden.begin(), a.hidden.end(), [](int w) { return w < 1; }))
     throw invalid_argument(source + ": metadata 'architecture': widths must be positive, got " +
-                           arch.dump());
+                           excerpt(arch.dump()));
 
   // The metadata is checked against the engine's limits and the tensors the file holds
   // before anything of the claimed size is allocated: a header claiming a layer of 10^9
@@ -326,7 +322,7 @@ Model from_safetensors(const SafeTensors& st, const std::string& source) {
   for (const auto& [name, t] : st.tensors)
     if (std::find(expected.begin(), expected.end(), name) == expected.end())
       throw invalid_argument(source + ": unexpected tensor '" + name + "' for this architecture " +
-                             arch.dump());
+                             excerpt(arch.dump()));
   try {
     m.check();
   } catch (const Error& e) {

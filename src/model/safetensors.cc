@@ -13,8 +13,19 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text_safety.h"
 
 namespace layerlab::model {
+
+nlohmann::json parse_model_json(std::string_view text, const std::string& what) {
+  if (find_json_nesting_over(text, kMaxJsonDepth) != std::string_view::npos)
+    throw invalid_argument(fmt::format("{} is nested deeper than {} levels", what, kMaxJsonDepth));
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // syntax, 1e400 (out_of_range), ...
+    throw invalid_argument(what + " is not valid JSON: " + excerpt(e.what(), 200));
+  }
+}
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; this build reads and writes it as is");
@@ -99,12 +110,7 @@ SafeTensors decode_safetensors(std::string_view bytes, const std::string& source
   if (n > bytes.size() - 8)
     throw fail(
         fmt::format("header length {} runs past the end of the file ({} bytes)", n, bytes.size()));
-  json header;
-  try {
-    header = json::parse(bytes.substr(8, n));
-  } catch (const json::parse_error& e) {
-    throw fail(std::string("header is not valid JSON: ") + e.what());
-  }
+  const json header = parse_model_json(bytes.substr(8, n), source + ": header");
   if (!header.is_object()) throw fail("header is not a JSON object");
   const std::string_view data = bytes.substr(8 + n);
 
@@ -119,7 +125,7 @@ SafeTensors decode_safetensors(std::string_view bytes, const std::string& source
       if (!info.is_object()) throw fail("__metadata__ is not an object of strings");
       for (const auto& [k, v] : info.items()) {
         if (!v.is_string())
-          throw fail(fmt::format("__metadata__ '{}' is not a string: {}", k, v.dump()));
+          throw fail(fmt::format("__metadata__ '{}' is not a string: {}", k, excerpt(v.dump())));
         st.metadata[k] = v.get<std::string>();
       }
       continue;
@@ -135,7 +141,7 @@ SafeTensors decode_safetensors(std::string_view bytes, const std::string& source
     const json shape = info.value("shape", json());
     if (!shape.is_array() || !std::all_of(shape.begin(), shape.end(), is_count))
       throw fail(fmt::format("{}: shape must be a list of non-negative integers, got {}", what,
-                             shape.dump()));
+                             excerpt(shape.dump())));
     const json offsets = info.value("data_offsets", json());
     if (!offsets.is_array() || offsets.size() != 2 || !is_count(offsets[0]) ||
         !is_count(offsets[1]))

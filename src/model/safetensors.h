@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,12 @@ struct SafeTensors {
 };
 
 inline constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // as the reference implementation
+inline constexpr int kMaxJsonDepth = 64;  // nesting of the header and of metadata entries
+
+// JSON text from a model file (its header, a metadata entry), checked as outside input:
+// nesting over kMaxJsonDepth, syntax errors and numbers out of range (1e400) are
+// InvalidArgument starting with `what`.
+nlohmann::json parse_model_json(std::string_view text, const std::string& what);
 
 // The file's bytes. Throws InvalidArgument for a tensor whose data is not product(shape)
 // values, or a name that is empty or "__metadata__".

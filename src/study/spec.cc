@@ -931,28 +931,10 @@ json check_json(const Parser& parser, const std::string& text, const SpecLimits&
     m.column = static_cast<int>(std::min<int64_t>(at.column - 1, INT32_MAX));
     return m;
   };
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limits.max_depth)
-        parser.fail_at(mark_at(i), "invalid JSON: nesting deeper than " +
-                                       std::to_string(limits.max_depth) +
-                                       " levels (SpecLimits::max_depth)");
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  if (const size_t deep = find_json_nesting_over(text, limits.max_depth); deep != std::string::npos)
+    parser.fail_at(mark_at(deep), "invalid JSON: nesting deeper than " +
+                                      std::to_string(limits.max_depth) +
+                                      " levels (SpecLimits::max_depth)");
   // A SAX pass reports where the first error is (the DOM parser's out_of_range for 1e400
   // carries no position).
   struct Sax : nlohmann::json_sax<json> {

@@ -180,6 +180,14 @@ TEST(Model, RejectsBadArchitectureEntries) {
   EXPECT_TRUE(rejects(arch([](json& a) { a["batch_norm_eps"] = 1e-3; }),
                       "metadata 'architecture': "
                       "batch_norm_eps 0.001 is not the engine's"));
+  // Found by fuzzing: a number out of range and deep nesting in a metadata entry.
+  EXPECT_TRUE(rejects([](SafeTensors& st) { st.metadata["architecture"] = "{\"inputs\":1e400}"; },
+                      "metadata 'architecture' is not valid JSON"));
+  EXPECT_TRUE(rejects(
+      [](SafeTensors& st) {
+        st.metadata["task"] = std::string(100000, '[') + std::string(100000, ']');
+      },
+      "metadata 'task' is nested deeper than 64 levels"));
 }
 
 TEST(Model, RefusesAHugeArchitectureBeforeAllocating) {

@@ -145,6 +145,23 @@ TEST(SafeTensors, HeaderNotJson) {
   EXPECT_TRUE(fails_with(file("{\"a\":", ""), "header is not valid JSON"));
 }
 
+// Found by fuzzing (tests/fuzz/regressions/safetensors): a number out of range ended in
+// std::terminate, and a deeply nested shape overflowed the stack printing its message.
+TEST(SafeTensors, HeaderNumbersOutOfRangeAndDeepNestingAreBadInput) {
+  EXPECT_TRUE(fails_with(file("{\"a\":1e400}", ""), "header is not valid JSON"));
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_TRUE(fails_with(file(object({entry("w", deep, 0, 4)}), "abcd"),
+                         "header is nested deeper than 64 levels"));
+  const std::string bytes =
+      file(object({entry("w", "[\"" + std::string(100000, 'x') + "\"]", 0, 4)}), "abcd");
+  try {
+    decode_safetensors(bytes, "m.safetensors");
+    ADD_FAILURE() << "a shape of strings was accepted";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << "the message quotes an excerpt only";
+  }
+}
+
 TEST(SafeTensors, HeaderNotAnObject) {
   EXPECT_TRUE(fails_with(file("[1,2]", ""), "header is not a JSON object"));
 }
