@@ -57,7 +57,8 @@ seed_paths() {
 }
 max_len() {
   case "$1" in
-    study | gzip) echo 16384 ;;
+    study) echo 32768 ;;
+    gzip) echo 16384 ;;
     *) echo 8192 ;;
   esac
 }

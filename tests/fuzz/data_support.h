@@ -24,8 +24,12 @@ inline std::pair<std::string_view, std::string_view> split_query(std::string_vie
 // A spec KIND:PATH[?QUERY].
 inline std::string spec_text(std::string_view kind, const std::string& path,
                              std::string_view query) {
-  std::string spec = std::string(kind) + path;
-  if (!query.empty()) spec += "?" + std::string(query);
+  std::string spec(kind);
+  spec.append(path);
+  if (!query.empty()) {
+    spec.push_back('?');
+    spec.append(query);
+  }
   return spec;
 }
 

@@ -80,7 +80,16 @@ def model(hidden, outputs, batch_norm=False, residual=False, task=None, activati
     return safetensors(t, meta)
 
 
+def header_form(st):
+    """The harness's second layout: header JSON, NUL, data (no length prefix)."""
+    n = struct.unpack("<Q", st[:8])[0]
+    return st[8:8 + n] + b"\0" + st[8 + n:]
+
+
 put("safetensors", "model_mlp", model([3], 2))
+put("safetensors", "model_mlp_header_form", header_form(model([3], 2)))
+put("safetensors", "model_bn_header_form",
+    header_form(model([2], 2, batch_norm=True, task={"type": "classification", "classes": 2})))
 put("safetensors", "model_bn", model([2, 2], 2, batch_norm=True, residual=True, activation="tanh"))
 put("safetensors", "model_regression", model([], 1, task={"type": "regression", "targets": 1}))
 put("safetensors", "tensors_only", safetensors({"a": ([2, 2], [1, 2, 3, 4]), "b": ([0], [])}))

@@ -2,6 +2,8 @@
 // on the command line, and every file in every directory named, through the target's
 // LLVMFuzzerTestOneInput. A crash fails the test as it fails a fuzzing run. CTest runs it on
 // tests/fuzz/regressions/TARGET and the target's seeds (tests/fuzz/CMakeLists.txt).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -14,7 +16,21 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) __attribute__((weak));
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LAYERLAB_REPLAY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAYERLAB_REPLAY_ASAN 1
+#endif
+#endif
+
 int main(int argc, char** argv) {
+#ifndef LAYERLAB_REPLAY_ASAN
+  // An input that regresses into a huge allocation fails fast (bad_alloc) instead of
+  // swapping the test machine. ASan reserves terabytes of address space: no limit there.
+  const rlimit limit{rlim_t{4} << 30, rlim_t{4} << 30};
+  setrlimit(RLIMIT_AS, &limit);
+#endif
   if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   std::vector<std::filesystem::path> files;
   for (int i = 1; i < argc; ++i) {
