@@ -4,7 +4,7 @@
 # sanitizer report, a signal, an exception other than layerlab::Error, a leak, an input
 # slower than 10 s or an allocation over the memory limit), naming the input that did it.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: study csv libsvm idx gzip safetensors
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: study csv libsvm idx gzip safetensors http
 #
 # Environment:
 #   FUZZ_JOBS=N      targets run N at a time (default 1)
@@ -29,7 +29,7 @@ root="$PWD"
 
 seconds="${1:-20}"
 shift || true
-all_targets=(study csv libsvm idx gzip safetensors)
+all_targets=(study csv libsvm idx gzip safetensors http)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2; }
@@ -101,7 +101,7 @@ run_target() {
   execs="$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || true)"
   eps="$(grep -oE 'stat::average_exec_per_sec: [0-9]+' "$log" | grep -oE '[0-9]+$' || true)"
   [ -n "$execs" ] || execs="$(sed -nE 's/^#([0-9]+).*/\1/p' <<<"$last")"
-  [ -n "$eps" ] || { [ -n "$execs" ] && [ "$seconds" -gt 0 ] && eps=$((execs / seconds)); } || true
+  [ -n "$eps" ] || eps="$(sed -nE 's/.* exec\/s: ([0-9]+).*/\1/p' <<<"$last")"
   cov="$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")"
   ft="$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")"
   corp="$(sed -nE 's/.* corp: ([0-9]+\/[0-9]+[a-zA-Z]*).*/\1/p' <<<"$last")"

@@ -8,8 +8,10 @@
 // crash, like a sanitizer report or a signal.
 #pragma once
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -59,12 +61,27 @@ class ScratchDir {
       const char* tmp = std::getenv("TMPDIR");
       base = tmp && *tmp ? tmp : "/tmp";
     }
-    std::string templ = base + "/layerlab-fuzz-XXXXXX";
+    remove_orphans(base);
+    std::string templ = base + "/layerlab-fuzz-" + std::to_string(getpid()) + "-XXXXXX";
     if (!mkdtemp(templ.data())) std::abort();
     path_ = templ;
     instance_path() = path_;
     std::atexit(remove_dir);
     if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(remove_dir);
+  }
+  // libFuzzer ends a run that times out or runs out of memory with _Exit, past atexit and
+  // the sanitizer's death callback: directories of processes that are gone are removed by
+  // the next run instead.
+  static void remove_orphans(const std::string& base) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      const std::string prefix = "layerlab-fuzz-";
+      if (name.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        std::filesystem::remove_all(entry.path(), ec);
+    }
   }
   static std::string& instance_path() {
     static std::string p;

@@ -128,3 +128,49 @@ put("study", "anchors.yaml",
     "name: anchors\ndatasets: [iris]\nmethod: sobol\nbudget: {trials: 7}\n"
     "parameters:\n  units: &u {values: [4, 8]}\n  epochs: {value: 3}\n"
     "validation: {fraction: 0.3, stratify: false}\n")
+
+# ---- HTTP requests (http_fuzzer.cc: one raw HTTP/1.1 request; the token is fuzz-token-4b9c;
+# the store holds study 1, "seeded", with trials 1-8 in every state). ----
+AUTH = "Authorization: Bearer fuzz-token-4b9c\r\n"
+
+
+def request(method, target, headers="", body=""):
+    return "%s %s HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n%s\r\n%s" % (method, target, headers, body)
+
+
+STUDY_YAML = ("name: posted\ndatasets: [iris, \"csv:table.csv?label=y\"]\nmethod: random\n"
+              "budget: {trials: 4}\nparameters:\n  units: {values: [4, 8]}\n")
+STUDY_JSON = json.dumps({"name": "posted-json", "datasets": ["wine"],
+                         "parameters": {"hidden_layers": {"values": [1, 2]}}})
+http_seeds = {
+    "healthz": request("GET", "/healthz"),
+    "metrics": request("GET", "/metrics"),
+    "studies": request("GET", "/api/v1/studies"),
+    "study_by_name": request("GET", "/api/v1/studies/seeded"),
+    "study_by_id": request("HEAD", "/api/v1/studies/1"),
+    "trials_query": request("GET", "/api/v1/studies/1/trials?status=completed,failed&dataset=iris"
+                                   "&sort=value&order=desc&limit=5&offset=0"),
+    "trials_param_sort": request("GET", "/api/v1/studies/seeded/trials?sort=params.learning_rate"
+                                        "&status=queued%2Crunning"),
+    "summary": request("GET", "/api/v1/studies/1/summary?x=hidden_layers&y=value&group=dataset"),
+    "columns": request("GET", "/api/v1/studies/1/columns?fields=number,value,params.hidden_layers"),
+    "trial": request("GET", "/api/v1/trials/2?attempt=1"),
+    "workers": request("GET", "/api/v1/workers"),
+    "queue": request("GET", "/api/v1/queue"),
+    "events": request("GET", "/api/v1/events?study=1"),
+    "index": request("GET", "/"),
+    "static_js": request("GET", "/js/app.js", "Range: bytes=0-60000\r\n"),
+    "post_yaml": request("POST", "/api/v1/studies", AUTH + "Content-Type: application/yaml\r\n", STUDY_YAML),
+    "post_json": request("POST", "/api/v1/studies", AUTH + "Content-Type: application/json\r\n", STUDY_JSON),
+    "post_no_token": request("POST", "/api/v1/studies", "Content-Type: text/plain\r\n", STUDY_YAML),
+    "post_cross_site": request("POST", "/api/v1/studies",
+                               AUTH + "Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n", STUDY_JSON),
+    "cancel_missing": request("POST", "/api/v1/studies/nosuch/cancel", AUTH),
+    "options": request("OPTIONS", "/api/v1/studies"),
+    "put": request("PUT", "/api/v1/studies/1"),
+    "rebinding": "GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+    "percent_path": request("GET", "/api/v1/studies/%73eeded/trials?dataset=iris%0Alimit%3D5"),
+    "http10": "GET /api/v1/studies HTTP/1.0\n\n",
+}
+for name, text in http_seeds.items():
+    put("http", name, text)
