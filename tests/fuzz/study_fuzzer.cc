@@ -1,7 +1,8 @@
-// Study files: the bytes as a study file (YAML, or JSON the way the server reads a JSON
-// body) through study::parse_study / StudySpec::from_json. An accepted study must survive
-// what the coordinator does with it: its canonical JSON must parse back to the same
-// canonical JSON, and the sampler must resolve its first and last trials.
+// Study files: the bytes through every study entry point: study::parse_study (a study
+// file), study::parse_study_text (a request body: JSON when it starts with '{') and, for
+// JSON, StudySpec::from_json after nlohmann's parser (a stored spec). An accepted study must
+// survive what the coordinator does with it: its canonical JSON must parse back to the same
+// canonical JSON, and the sampler must resolve its first, middle and last trials.
 #include <nlohmann/json.hpp>
 
 #include "study/sampler.h"
@@ -39,9 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > layerlab::fuzz::kMaxInputBytes) return 0;
   const std::string text(layerlab::fuzz::as_text(data, size));
   layerlab::fuzz::expect_ok_or_error([&] { exercise(layerlab::study::parse_study(text, "fuzz.yaml")); });
-  // JSON bodies: parsed by nlohmann first, as the server does when a body starts with '{'.
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
+    layerlab::fuzz::expect_ok_or_error(
+        [&] { exercise(layerlab::study::parse_study_text(text, "<request body>")); });
     const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!j.is_discarded())
       layerlab::fuzz::expect_ok_or_error([&] { exercise(StudySpec::from_json(j)); });
