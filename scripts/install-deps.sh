@@ -35,7 +35,7 @@ DATA_PKGS=(dataset-fashion-mnist)
 want=("${BUILD_PKGS[@]}")
 case "${1:-all}" in
   build) ;;
-  test) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${TEST_PY_PKGS[@]}") ;;
+  test) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${TEST_PY_PKGS[@]}" clang libclang-rt-14-dev) ;;
   all) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${PYTHON_PKGS[@]}"
               "${PEER_PKGS[@]}" "${LOAD_PKGS[@]}") ;;
   *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
