@@ -95,11 +95,16 @@ ALTER TABLE workers ADD COLUMN pack INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE workers ADD COLUMN memory_bytes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// PostgreSQL's writers stopped numbering changes under a store-wide lock (pg_migrations.cc);
+// SQLite's writers hold the file's write lock anyway, and number them as before.
+constexpr const char* kV5 = "SELECT 1";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
     {3, "trial change log, for followers", kV3},
     {4, "worker pack size and memory in use", kV4},
+    {5, "change log without a store-wide write lock", kV5},
 };
 
 constexpr const char* kVersionTable = R"sql(

@@ -25,12 +25,7 @@ constexpr unsigned kTextArray = 1009;
 constexpr unsigned kInt8Array = 1016;
 constexpr unsigned kFloat8Array = 1022;
 
-// The store's write lock: one transaction-level advisory lock per database ("layerlab").
-// The statement takes it, waiting (up to lock_timeout) only when another transaction holds
-// it, and says whether it waited.
-constexpr const char* kLock =
-    "SELECT CASE WHEN pg_try_advisory_xact_lock(7809643637400461666) THEN false ELSE "
-    "(SELECT true FROM pg_advisory_xact_lock(7809643637400461666) AS l) END";
+// Writes run at READ COMMITTED and lock the rows they change; reads see one snapshot.
 constexpr const char* kBeginWrite = "BEGIN";
 constexpr const char* kBeginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 // The transaction id, if the transaction wrote anything, rides along with COMMIT: when the
@@ -319,13 +314,13 @@ void Db::connect_within(std::chrono::milliseconds budget) {
   }
 }
 
-// Per-connection settings: a wait for the write lock gives up after busy_timeout (55P03,
-// then the transaction is retried).
+// Per-connection settings: a wait for a lock (a row another writer holds) gives up after
+// busy_timeout (55P03, then the transaction is retried).
 void Db::setup_session() {
   const int64_t ms = std::max<int64_t>(1, options_.busy_timeout.count());
   run_simple(("SET lock_timeout = " + std::to_string(ms)).c_str());
   // Transactions here are a few statements sent back to back. One left open by a client
-  // that went silent (its host cut off, the process stopped) would hold the write lock until
+  // that went silent (its host cut off, the process stopped) would hold its row locks until
   // TCP gives up on it, hours later; the server ends such a session after 30 s instead.
   run_simple("SET idle_in_transaction_session_timeout = 30000");
 }
@@ -392,7 +387,7 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   return Result(r);
 }
 
-// The transaction's first statement: BEGIN, the write lock, the statement's preparation
+// The transaction's first statement: BEGIN, the statement's preparation
 // (the first time) and the statement go in one round trip (libpq's pipeline mode). A
 // failure of any of them aborts the rest and is reported as that statement's.
 Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
@@ -405,22 +400,18 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
   bool sent = PQenterPipelineMode(conn_) == 1;
   sent = sent && PQsendQueryParams(conn_, pending_write_ ? kBeginWrite : kBeginRead, 0, nullptr,
                                    nullptr, nullptr, nullptr, 0) == 1;
-  if (pending_write_)
-    sent = sent && PQsendQueryParams(conn_, kLock, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
   if (prepare)
     sent = sent && PQsendPrepare(conn_, name.c_str(), text.c_str(), n, types.data()) == 1;
   sent =
       sent && PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
   sent = sent && PQpipelineSync(conn_) == 1;
   // One result per command, each followed by a null; then the sync.
-  enum Command { kBegin, kTakeLock, kPrepare, kStatement };
+  enum Command { kBegin, kPrepare, kStatement };
   std::vector<Command> commands = {kBegin};
-  if (pending_write_) commands.push_back(kTakeLock);
   if (prepare) commands.push_back(kPrepare);
   commands.push_back(kStatement);
   pg_result* error = nullptr;
   pg_result* out = nullptr;
-  bool waited = false;
   bool prepared = false;
   size_t at = 0;
   while (sent) {
@@ -444,7 +435,6 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
       }
       continue;
     }
-    if (c == kTakeLock && PQntuples(r) == 1) waited = PQgetvalue(r, 0, 0)[0] == 't';
     if (c == kPrepare) prepared = true;
     if (c == kStatement && !out) {
       out = r;
@@ -467,7 +457,6 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
     fail(error, snippet(sql));
   }
   if (prepared) statements_.emplace(text, name);
-  if (waited) busy_waits_.fetch_add(1, std::memory_order_relaxed);
   if (error) {
     if (out) PQclear(out);
     fail(error, snippet(sql));
@@ -481,8 +470,13 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
 void Db::begin_now() {
   pending_begin_ = false;
   run_simple(pending_write_ ? kBeginWrite : kBeginRead);
-  if (pending_write_ && run_simple(kLock).boolean(0, 0))
-    busy_waits_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool Db::lock_exclusive(int64_t key) {
+  if (query("SELECT pg_try_advisory_xact_lock($1)", key).boolean(0, 0)) return false;
+  query("SELECT 1 FROM pg_advisory_xact_lock($1) AS l", key);
+  busy_waits_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void Db::rollback_quietly() {
@@ -557,7 +551,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
           return;
         }
       }
-      // BEGIN (and the write lock) go with the body's first statement.
+      // BEGIN goes with the body's first statement.
       in_transaction_ = true;
       pending_begin_ = true;
       pending_write_ = write;

@@ -4,8 +4,8 @@
 //
 // Retry policy (the PostgreSQL counterpart of sqlite_db.h's):
 //  - A try waits up to busy_timeout for what it needs: the server (a lost or refused
-//    connection is re-established, polling with short jittered pauses) and the store's
-//    write lock (lock_timeout).
+//    connection is re-established, polling with short jittered pauses) and each row lock
+//    another writer holds (lock_timeout).
 //  - A try that fails for a transient reason (connection refused or lost, server starting
 //    or shutting down, serialization failure 40001, deadlock 40P01, lock timeout 55P03, too
 //    many connections) is rolled back and the whole transaction runs again after a
@@ -19,8 +19,8 @@
 //    too does the retry run blind (a claim may then take a second trial, left to its
 //    lease; a finish report false; a create_study find its own study).
 //
-// Round trips: BEGIN, the write lock and the first statement go together (libpq's pipeline
-// mode), each further statement is one, and COMMIT one: a write of one statement costs two.
+// Round trips: BEGIN and the first statement go together (libpq's pipeline mode), each
+// further statement is one, and COMMIT one: a write of one statement costs two.
 // Statements are prepared once per connection (cached by their text).
 //
 // Not thread-safe: one thread at a time (PgStore serialises calls with its mutex).
@@ -158,12 +158,12 @@ class Db {
   void exec_script(const std::string& sql);
 
   // Runs body in a write or read transaction named `step` and commits.
-  // A write transaction first takes the store's write lock (a transaction-level advisory
-  // lock, the counterpart of SQLite's BEGIN IMMEDIATE): writers run one at a time, in the
-  // order they got the lock, so what one commits is seen by the next and numbers taken
-  // under the lock grow in commit order. A read runs on one snapshot (REPEATABLE READ READ
-  // ONLY) and never waits for writers. See the retry policy above; body must only touch
-  // the database (it may run more than once).
+  // A write runs at READ COMMITTED: writers run concurrently, each statement sees what was
+  // committed before it started, and a row another writer changed is waited for (its lock)
+  // and re-checked, so read-modify-writes lock their rows first (UPDATE ... RETURNING,
+  // SELECT ... FOR UPDATE). A read runs on one snapshot (REPEATABLE READ READ ONLY) and
+  // never waits for writers. See the retry policy above; body must only touch the database
+  // (it may run more than once).
   template <typename F>
   auto write(const char* step, F&& body) {
     return transact(true, step, std::forward<F>(body));
@@ -172,6 +172,11 @@ class Db {
   auto read(const char* step, F&& body) {
     return transact(false, step, std::forward<F>(body));
   }
+
+  // Inside a write transaction: takes the transaction-level advisory lock `key`, for the
+  // few steps that must run one at a time (migrations, numbering changes); never on the
+  // path of a trial. Returns whether it had to wait (counted in busy_waits).
+  bool lock_exclusive(int64_t key);
 
   const std::string& label() const { return label_; }
 

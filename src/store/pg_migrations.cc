@@ -78,10 +78,7 @@ DROP INDEX trials_by_queue;
 CREATE INDEX trials_by_claim ON trials (status, study_id, cost DESC, number);
 )sql";
 
-// Change numbers are assigned by the writer under the store's write lock
-// (MAX(seq) + 1, see pg_store.cc), not by a sequence: a sequence hands out numbers in the
-// order transactions ask, not the order they commit, and a follower would skip a change
-// that commits late.
+// (Version 3 numbered changes under a store-wide write lock; version 5 replaced it.)
 constexpr const char* kV3 = R"sql(
 CREATE TABLE trial_changes (seq BIGINT PRIMARY KEY, trial_id BIGINT NOT NULL);
 )sql";
@@ -93,12 +90,32 @@ ALTER TABLE workers ADD COLUMN pack INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE workers ADD COLUMN memory_bytes BIGINT NOT NULL DEFAULT 0;
 )sql";
 
+// Writers no longer take a store-wide lock, so they cannot number their changes in commit
+// order. They log a change without a number, stamped with their transaction id; a follower
+// numbers the logged changes of finished transactions (those below the oldest running
+// transaction id) before reading, one follower at a time (pg_store.cc, number_changes).
+constexpr const char* kV5 = R"sql(
+ALTER TABLE trial_changes DROP CONSTRAINT trial_changes_pkey;
+ALTER TABLE trial_changes ALTER COLUMN seq DROP NOT NULL;
+ALTER TABLE trial_changes ADD COLUMN id BIGINT GENERATED ALWAYS AS IDENTITY;
+ALTER TABLE trial_changes ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE UNIQUE INDEX trial_changes_by_seq ON trial_changes (seq);
+CREATE INDEX trial_changes_unnumbered ON trial_changes (xid, id) WHERE seq IS NULL;
+CREATE SEQUENCE trial_change_numbers;
+SELECT setval('trial_change_numbers', COALESCE(MAX(seq), 0) + 1, false) FROM trial_changes;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
     {3, "trial change log, for followers", kV3},
     {4, "worker pack size and memory in use", kV4},
+    {5, "change log without a store-wide write lock", kV5},
 };
+
+// Processes opening the same database at once apply each step once: they take this lock
+// and re-check the version.
+constexpr int64_t kMigrationLock = 7809643637400461666;
 
 constexpr const char* kVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -148,6 +165,7 @@ void migrate(Db& db, bool create_if_missing, int64_t now_ms) {
   for (const Migration& m : migrations()) {
     if (m.version <= found) continue;
     db.write("migrate", [&] {
+      db.lock_exclusive(kMigrationLock);
       int now = read_version(db);  // another process may have got here first
       check_not_newer(db, now);
       if (now >= m.version) return;

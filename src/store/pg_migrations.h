@@ -22,8 +22,8 @@ std::span<const Migration> migrations();
 // The version of the schema in db (0 for a database without a layerlab store).
 int schema_version(Db& db);
 
-// Brings db to the newest version, one transaction per step. Each step runs under the
-// store's write lock (a transaction-level advisory lock) and re-checks the version, so
+// Brings db to the newest version, one transaction per step. Each step runs under a
+// transaction-level advisory lock and re-checks the version, so
 // processes opening the same database at once apply each step once. A database newer than
 // this binary is kFailedPrecondition naming the URL; a database without a store is
 // kNotFound when create_if_missing is false. now_ms stamps schema_version.applied_at.

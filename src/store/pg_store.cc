@@ -2,17 +2,27 @@
 // serialised by mu_; see store.h for the contract (the same as SqliteStore's, call for
 // call) and pg_db.h for locking and the retry policy.
 //
-// Writers take the store's write lock (a transaction-level advisory lock) before anything
-// else, as SQLite's BEGIN IMMEDIATE does: they run one at a time, which keeps every
-// read-modify-write below free of races and makes the change numbers (MAX(seq) + 1, taken
-// under the lock) grow in commit order. Batches are single statements over unnest()ed
-// arrays, so a call costs a few round trips whatever its size.
+// No store-wide lock: writers run concurrently at READ COMMITTED, and every
+// read-modify-write below first locks the rows it decides on (UPDATE ... RETURNING, SELECT
+// ... FOR UPDATE; claims skip rows another claimer holds), so a decision never rests on a
+// row that changed underneath. Deadlocks and serialization failures (40P01, 40001) are
+// retried by pg_db.
+//
+// The change log keeps its guarantee (a follower never misses a change) without ordering
+// the writers: a writer logs changes unnumbered, stamped with its transaction id;
+// number_changes() numbers only the changes of transactions below the oldest running one
+// (finished, so nothing can appear among them later), one numbering at a time, before a
+// follower reads. A number, once visible, has every smaller number visible too.
+//
+// Batches are single statements over unnest()ed arrays, so a call costs a few round trips
+// whatever its size.
 #include "store/pg_store.h"
 
 #include <algorithm>
 #include <mutex>
 #include <regex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -46,16 +56,25 @@ constexpr const char* kWorkerColumns =
     "id, host, pid, device, started_at, heartbeat_at, current_trial, status, pack, memory_bytes";
 
 // The status a trial goes back to when its attempt ends unfinished (handed back, lease
-// lost): queued, or cancelled when its study was cancelled meanwhile.
+// lost): queued, or cancelled when its study was cancelled meanwhile. FOR SHARE waits for a
+// cancel_study in flight, which in turn cancels a trial requeued before it.
 constexpr const char* kBackStatus =
-    "CASE WHEN (SELECT status FROM studies WHERE studies.id = trials.study_id) = 'cancelled' "
-    "THEN 'cancelled' ELSE 'queued' END";
+    "CASE WHEN (SELECT status FROM studies WHERE studies.id = trials.study_id FOR SHARE) = "
+    "'cancelled' THEN 'cancelled' ELSE 'queued' END";
 
-// Appends change numbers for the trial ids in $1 (in array order), under the write lock.
+// Logs a change of each trial id in $1 (numbered later, see number_changes).
 constexpr const char* kLogChanges =
-    "INSERT INTO trial_changes (seq, trial_id) SELECT m.s + u.o, u.t "
-    "FROM unnest($1::bigint[]) WITH ORDINALITY AS u(t, o), "
-    "(SELECT COALESCE(MAX(seq), 0) AS s FROM trial_changes) m";
+    "INSERT INTO trial_changes (trial_id) SELECT t FROM unnest($1::bigint[]) WITH ORDINALITY "
+    "AS u(t, o) ORDER BY o";
+
+// Numbering the change log (see the top of this file): one numbering at a time, under this
+// advisory lock; only when something is waiting for a number.
+constexpr int64_t kNumberingLock = 7809643637400461667;
+constexpr auto kNumberingWait = std::chrono::milliseconds(500);
+constexpr const char* kNumberChanges =
+    "UPDATE trial_changes c SET seq = n.seq FROM (SELECT id, nextval('trial_change_numbers') "
+    "AS seq FROM (SELECT id FROM trial_changes WHERE seq IS NULL AND "
+    "xid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY xid, id) o) n WHERE c.id = n.id";
 
 // Epoch rows from parallel arrays bound at $first.. $first+7 (see EpochBatch), those
 // passing `where` (on e.trial_id, e.attempt...); an epoch written again keeps the last
@@ -138,12 +157,15 @@ class PgStore final : public Store {
         throw failed_precondition(where("create_study") + "a study named '" + name +
                                   "' already exists (id " + std::to_string(q.i64(0, 0)) +
                                   "); resume it or choose another name");
-      return db_
-          .query(
-              "INSERT INTO studies (name, spec, status, created_at) VALUES ($1, $2, $3, $4) "
-              "RETURNING id",
-              name, spec_text, to_string(StudyStatus::kRunning), now_ms())
-          .i64(0, 0);
+      // A creator racing this one (its row not yet committed when the check ran) wins.
+      Result added = db_.query(
+          "INSERT INTO studies (name, spec, status, created_at) VALUES ($1, $2, $3, $4) "
+          "ON CONFLICT (name) DO NOTHING RETURNING id",
+          name, spec_text, to_string(StudyStatus::kRunning), now_ms());
+      if (added.empty())
+        throw failed_precondition(where("create_study") + "a study named '" + name +
+                                  "' already exists; resume it or choose another name");
+      return added.i64(0, 0);
     });
   }
 
@@ -250,14 +272,21 @@ class PgStore final : public Store {
           "ins AS (INSERT INTO trials (study_id, number, dataset, params, status, created_at, "
           "cost) SELECT $1, number, dataset, params, 'queued', $5, cost FROM input ORDER BY ord "
           "ON CONFLICT (study_id, number) DO NOTHING RETURNING id, number), "
-          "logged AS (INSERT INTO trial_changes (seq, trial_id) "
-          "SELECT m.s + row_number() OVER (ORDER BY ins.id), ins.id FROM ins, "
-          "(SELECT COALESCE(MAX(seq), 0) AS s FROM trial_changes) m) "
+          "logged AS (INSERT INTO trial_changes (trial_id) SELECT id FROM ins ORDER BY id) "
           "SELECT number, id FROM ins UNION ALL "
           "SELECT number, id FROM trials WHERE study_id = $1 AND number = ANY($2::bigint[])",
           study_id, numbers, datasets, params, now_ms(), costs);
       std::unordered_map<int64_t, int64_t> id_of;
       for (int i = 0; i < q.rows(); ++i) id_of.emplace(q.i64(i, 0), q.i64(i, 1));
+      if (id_of.size() < std::set<int64_t>(numbers.begin(), numbers.end()).size()) {
+        // Another writer added some of these numbers after the statement's snapshot (its
+        // insert was waited for, then skipped): a new statement sees them.
+        Result late = db_.query(
+            "SELECT number, id FROM trials WHERE study_id = $1 AND "
+            "number = ANY($2::bigint[])",
+            study_id, numbers);
+        for (int i = 0; i < late.rows(); ++i) id_of.emplace(late.i64(i, 0), late.i64(i, 1));
+      }
       std::vector<int64_t> ids;
       ids.reserve(trials.size());
       for (int64_t n : numbers) ids.push_back(id_of.at(n));
@@ -399,26 +428,27 @@ class PgStore final : public Store {
       // cannot make trials claimed with it lose attempts again and again.
       // Each statement also records the attempts and their change numbers (in the order
       // the claims are returned: the first, then the ones taken ahead by number).
+      // Claimers skip the rows another claimer holds (SKIP LOCKED) instead of queueing behind
+      // it; a row locked is re-checked, so a trial claimed meanwhile is never taken twice.
       static const std::string kClaim =
           "WITH c AS (UPDATE trials SET status = 'running', attempts = attempts + 1, "
-          "worker_id = $1, lease_expires = $2, started_at = $3, finished_at = NULL WHERE id IN ";
+          "worker_id = $1, lease_expires = $2, started_at = $3, finished_at = NULL "
+          "WHERE id = ANY(ARRAY";
       static const std::string kRecord =
           " RETURNING id, attempts, study_id, number, dataset, params), "
           "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
           "SELECT id, attempts, $1, $3 FROM c), "
-          "l AS (INSERT INTO trial_changes (seq, trial_id) "
-          "SELECT m.s + row_number() OVER (ORDER BY c.study_id, c.number), c.id FROM c, "
-          "(SELECT COALESCE(MAX(seq), 0) AS s FROM trial_changes) m) "
+          "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM c ORDER BY study_id, number) "
           "SELECT * FROM c ORDER BY study_id, number";
       static const std::string kAny =
           kClaim +
           "(SELECT id FROM trials WHERE status = 'queued' AND ($5 = 0 OR attempts = 0) "
-          "ORDER BY study_id, cost DESC, number LIMIT $4)" +
+          "ORDER BY study_id, cost DESC, number LIMIT $4 FOR UPDATE SKIP LOCKED))" +
           kRecord;
       static const std::string kInStudy =
           kClaim +
           "(SELECT id FROM trials WHERE status = 'queued' AND study_id = $6 AND "
-          "($5 = 0 OR attempts = 0) ORDER BY cost DESC, number LIMIT $4)" +
+          "($5 = 0 OR attempts = 0) ORDER BY cost DESC, number LIMIT $4 FOR UPDATE SKIP LOCKED))" +
           kRecord;
       const int64_t expires = now + options.lease.count();
       std::vector<Claim> claims;
@@ -548,7 +578,7 @@ class PgStore final : public Store {
     std::lock_guard lock(mu_);
     return db_.write("start_trial", [&]() -> std::optional<Claim> {
       const int64_t now = now_ms();
-      if (!trial_exists(trial_id)) throw no_trial("start_trial", trial_id);
+      if (!lock_trial(trial_id)) throw no_trial("start_trial", trial_id);
       lose_running_attempt(trial_id, now);
       const int64_t expires = now + lease.count();
       Result q = db_.query(
@@ -570,7 +600,7 @@ class PgStore final : public Store {
     std::lock_guard lock(mu_);
     return db_.write("fail_trial", [&] {
       const int64_t now = now_ms();
-      if (!trial_exists(trial_id)) throw no_trial("fail_trial", trial_id);
+      if (!lock_trial(trial_id)) throw no_trial("fail_trial", trial_id);
       lose_running_attempt(trial_id, now);
       if (db_.exec("UPDATE trials SET status = 'failed', error = $2, finished_at = $3, "
                    "lease_expires = NULL WHERE id = $1 AND status IN ('queued', 'running')",
@@ -644,6 +674,7 @@ class PgStore final : public Store {
 
   int64_t last_trial_change() override {
     std::lock_guard lock(mu_);
+    number_changes();
     return db_.read("last_trial_change", [&] {
       return db_.query("SELECT COALESCE(MAX(seq), 0) FROM trial_changes").i64(0, 0);
     });
@@ -652,6 +683,7 @@ class PgStore final : public Store {
   std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) override {
     if (limit < 1) throw invalid_argument(where("trials_changed_since") + "limit must be >= 1");
     std::lock_guard lock(mu_);
+    number_changes();
     return db_.read("trials_changed_since", [&] {
       std::vector<TrialRecord> out;
       // A trial changed twice appears once, with its last change number.
@@ -717,9 +749,7 @@ class PgStore final : public Store {
         "epoch_rows AS (" +
         insert_epochs(8, "e.trial_id IN (SELECT id FROM done)") +
         "), "
-        "logged AS (INSERT INTO trial_changes (seq, trial_id) "
-        "SELECT m.s + row_number() OVER (ORDER BY done.ord), done.id FROM done, "
-        "(SELECT COALESCE(MAX(seq), 0) AS s FROM trial_changes) m) "
+        "logged AS (INSERT INTO trial_changes (trial_id) SELECT id FROM done ORDER BY ord) "
         "SELECT id FROM done";
     Result done = db_.query(kFinish, ids, attempts, statuses, results, values, errors, now,
                             epochs.trial, epochs.attempt, epochs.epoch, epochs.train_loss,
@@ -768,8 +798,33 @@ class PgStore final : public Store {
     return extras;
   }
 
+  // Numbers the logged changes of finished transactions (see the top of this file); its own
+  // transaction, before a follower reads.
+  // A change committed while an older transaction still runs waits for it: briefly, so a
+  // follower sees what was committed before it asked (store transactions take
+  // milliseconds); past kNumberingWait the rest waits for the next call.
+  void number_changes() {
+    const auto give_up = std::chrono::steady_clock::now() + kNumberingWait;
+    std::optional<int64_t> upto;  // the newest change committed when this call began
+    while (true) {
+      const bool waiting = db_.write("number_changes", [&] {
+        Result pending = db_.query(
+            "SELECT MAX(id) FROM trial_changes WHERE seq IS NULL AND id <= COALESCE($1, id)", upto);
+        if (pending.is_null(0, 0)) return false;
+        if (!upto) upto = pending.i64(0, 0);
+        db_.lock_exclusive(kNumberingLock);
+        db_.exec(kNumberChanges);
+        return !db_.query("SELECT 1 FROM trial_changes WHERE seq IS NULL AND id <= $1 LIMIT 1",
+                          *upto)
+                    .empty();
+      });
+      if (!waiting || std::chrono::steady_clock::now() >= give_up) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   // Inside a write transaction: the trials' statuses changed (for trials_changed_since);
-  // they take the next change numbers in this order. Returns how many.
+  // logged in this order. Returns how many.
   int64_t log_changes(const std::vector<int64_t>& ids) {
     if (!ids.empty()) db_.exec(kLogChanges, ids);
     return static_cast<int64_t>(ids.size());
@@ -817,9 +872,10 @@ class PgStore final : public Store {
     if (db_.query("SELECT 1 FROM studies WHERE id = $1", id).empty()) throw no_study(call, id);
   }
 
-  // Inside a transaction.
-  bool trial_exists(int64_t trial_id) {
-    return !db_.query("SELECT 1 FROM trials WHERE id = $1", trial_id).empty();
+  // Inside a write transaction: locks the trial's row until the end of the transaction
+  // (what follows decides on its current state). false for an unknown trial.
+  bool lock_trial(int64_t trial_id) {
+    return !db_.query("SELECT 1 FROM trials WHERE id = $1 FOR UPDATE", trial_id).empty();
   }
 
   // Inside a write transaction: the current attempt of a running trial is lost (its holder
@@ -843,21 +899,28 @@ class PgStore final : public Store {
                   now, o.study_id)
             .empty())
       return 0;
-    db_.exec(sql("UPDATE attempts SET outcome = 'lost', finished_at = $1 WHERE "
-                 "(trial_id, attempt) IN (SELECT id, attempts FROM trials WHERE ",
-                 kExpired, ")"),
-             now, o.study_id);
+    // Lock the expired rows first; one another transaction holds (being finished, renewed or
+    // expired right now) is left to it, and a row renewed meanwhile fails the re-check.
+    std::vector<int64_t> ids = returned_ids(db_.query(
+        sql("SELECT id FROM trials WHERE ", kExpired, " ORDER BY id FOR UPDATE SKIP LOCKED"), now,
+        o.study_id));
+    if (ids.empty()) return 0;
+    db_.exec(
+        "UPDATE attempts SET outcome = 'lost', finished_at = $1 WHERE (trial_id, attempt) IN "
+        "(SELECT id, attempts FROM trials WHERE id = ANY($2::bigint[]))",
+        now, ids);
     std::vector<int64_t> changed = returned_ids(db_.query(
-        sql("UPDATE trials SET status = 'failed', lost = lost + 1, lease_expires = NULL, "
-            "finished_at = $1, error = 'worker lost ' || (lost + 1) || ' times (lease expired; "
-            "last worker ' || COALESCE(worker_id, '?') || ')' WHERE ",
-            kExpired, " AND lost + 1 >= $3 RETURNING id"),
-        now, o.study_id, o.max_attempts));
-    std::vector<int64_t> requeued = returned_ids(
-        db_.query(sql("UPDATE trials SET status = ", kBackStatus,
-                      ", lost = lost + 1, lease_expires = NULL, finished_at = CASE WHEN ",
-                      kBackStatus, " = 'cancelled' THEN $1 END WHERE ", kExpired, " RETURNING id"),
-                  now, o.study_id));
+        "UPDATE trials SET status = 'failed', lost = lost + 1, lease_expires = NULL, "
+        "finished_at = $1, error = 'worker lost ' || (lost + 1) || ' times (lease expired; "
+        "last worker ' || COALESCE(worker_id, '?') || ')' WHERE id = ANY($2::bigint[]) AND "
+        "lost + 1 >= $3 RETURNING id",
+        now, ids, o.max_attempts));
+    std::vector<int64_t> requeued = returned_ids(db_.query(
+        sql("UPDATE trials SET status = ", kBackStatus,
+            ", lost = lost + 1, lease_expires = NULL, finished_at = CASE WHEN ", kBackStatus,
+            " = 'cancelled' THEN $1 END WHERE id = ANY($2::bigint[]) AND "
+            "status = 'running' RETURNING id"),
+        now, ids));
     changed.insert(changed.end(), requeued.begin(), requeued.end());
     return log_changes(changed);
   }

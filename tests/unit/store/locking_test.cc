@@ -14,9 +14,9 @@ namespace {
 using std::chrono::milliseconds;
 using testing::StoreTest;
 
-// Holds the store's write lock, as another process's write transaction would: SQLite's
-// BEGIN IMMEDIATE on the file, or PostgreSQL's store lock (the advisory lock every write
-// transaction takes first, see src/store/pg_db.cc) on another connection.
+// Holds what the store's writers need, as another process's transaction could: SQLite's
+// BEGIN IMMEDIATE on the file; on PostgreSQL (where writers lock rows, not the store) an
+// open transaction holding the tables in EXCLUSIVE mode (reads go on, writes wait).
 class WriteLock {
  public:
   explicit WriteLock(const std::string& url) {
@@ -25,12 +25,12 @@ class WriteLock {
       EXPECT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
     } else {
       pg_ = std::make_unique<pg::Db>(url, "lock holder", pg::Db::Options{});
-      pg_->exec_script("SELECT pg_advisory_lock(7809643637400461666)");
+      pg_->exec_script("BEGIN; LOCK TABLE studies, trials IN EXCLUSIVE MODE");
     }
   }
   ~WriteLock() { release(); }
   void release() {
-    pg_.reset();  // closing the session releases its lock
+    pg_.reset();  // closing the session ends its transaction
     if (!db_) return;
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
     sqlite3_close(db_);
@@ -72,7 +72,10 @@ TEST_P(StoreTest, ABriefLockIsWaitedOutWithoutAnError) {
   holder.join();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->study_id, study);
-  EXPECT_GE(store_->stats().busy_waits, 1u);
+  // (PostgreSQL's writers wait on rows and tables, which the store does not count.)
+  if (!postgres()) {
+    EXPECT_GE(store_->stats().busy_waits, 1u);
+  }
   EXPECT_EQ(store_->stats().retries, 0u);
 }
 
