@@ -1,5 +1,6 @@
-// Queue overhead: empty trials per second. P worker processes receive, report
-// (finish_trial) and ack trials that do no work until N trials are done. Prints one JSON line.
+// Queue overhead: empty trials per second. P worker processes receive, report and ack trials
+// that do no work until N trials are done, committing results as the worker does (up to 8
+// per transaction while more are in hand). Prints one JSON line.
 //
 //   queue_bench [--trials N] [--workers P] [--dir DIR] [--store URL]
 //               [--broker amqp://...[?queue=NAME]] [--prefetch K] [--timeout S]
@@ -10,7 +11,8 @@
 // With --broker: the parent creates the study and its trials in the store, then publishes
 // them through make_amqp_queue (timed on its own: publish_per_second, the broker's
 // confirms included); then the P workers, each with its own make_amqp_queue (prefetch K,
-// default 1), receive (which starts the trial in the store) -> finish_trial -> ack. A broker
+// default 1), receive (which starts the trials in hand in one transaction) ->
+// finish_trials -> ack. A broker
 // URL without ?queue= gets a fresh queue name, so runs never share a queue.
 // `seconds` runs from just before the workers are forked (everything already published)
 // until the last worker has exited, as in the default mode. With --store, the study gets a
@@ -42,14 +44,55 @@ struct Shared {
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 
-int store_queue_work(const std::string& url, int index) {
+// Commits results as the worker does (src/worker/worker.cc): several per transaction while
+// more deliveries are in hand, each acked after the commit.
+class Reporter {
+ public:
+  Reporter(store::Store& store, queue::TrialQueue& queue, Shared* shared)
+      : store_(store), queue_(queue), shared_(shared) {}
+  bool empty() const { return pending_.empty(); }
+  void add(queue::Delivery d) {
+    pending_.push_back(std::move(d));
+    if (pending_.size() >= kMaxBatchedResults) commit();
+  }
+  void commit() {
+    if (pending_.empty()) return;
+    std::vector<store::TrialFinish> finishes;
+    for (const queue::Delivery& d : pending_)
+      finishes.push_back(
+          {d.trial_id, d.attempt, store::TrialStatus::kCompleted, nullptr, 1.0, "", {}});
+    const std::vector<bool> applied = store_.finish_trials(finishes);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (applied[i]) shared_->done.fetch_add(1);
+      queue_.ack(pending_[i]);
+    }
+    pending_.clear();
+  }
+
+ private:
+  static constexpr size_t kMaxBatchedResults = 8;  // as the worker's
+  store::Store& store_;
+  queue::TrialQueue& queue_;
+  Shared* shared_;
+  std::vector<queue::Delivery> pending_;
+};
+
+// Until the queue has had nothing for 50 ms.
+int store_queue_work(const std::string& url, int index, Shared* shared) {
   auto store = store::open_store(url);
   auto queue = queue::make_store_queue(*store, "bench-" + std::to_string(index));
-  while (auto d = queue->receive(std::chrono::milliseconds(50))) {
-    store->finish_trial(d->trial_id, d->attempt, store::TrialStatus::kCompleted, nullptr, 1.0, "");
-    queue->ack(*d);
+  Reporter reporter(*store, *queue, shared);
+  while (true) {
+    std::optional<queue::Delivery> d = queue->receive(
+        reporter.empty() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(0));
+    if (d) {
+      reporter.add(std::move(*d));
+    } else if (reporter.empty()) {
+      return 0;
+    } else {
+      reporter.commit();
+    }
   }
-  return 0;
 }
 
 // Until all `trials` are done (counted across workers in `shared`) or the deadline passes.
@@ -60,6 +103,7 @@ int amqp_work(const std::string& url, const std::string& broker, int index, int 
     queue::AmqpQueueOptions options;
     options.prefetch = prefetch;
     auto queue = queue::make_amqp_queue(*store, "bench-" + std::to_string(index), broker, options);
+    Reporter reporter(*store, *queue, shared);
     while (shared->done.load() < trials) {
       if (Clock::now() > deadline) {
         std::cerr << "queue_bench: worker " << index << ": timed out\n";
@@ -67,18 +111,20 @@ int amqp_work(const std::string& url, const std::string& broker, int index, int 
       }
       std::optional<queue::Delivery> d;
       try {
-        d = queue->receive(std::chrono::milliseconds(50));
+        d = queue->receive(reporter.empty() ? std::chrono::milliseconds(50)
+                                            : std::chrono::milliseconds(0));
       } catch (const Error& e) {
         if (e.code() != ErrorCode::kUnavailable) throw;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }
-      if (!d) continue;
-      if (store->finish_trial(d->trial_id, d->attempt, store::TrialStatus::kCompleted, nullptr, 1.0,
-                              ""))
-        shared->done.fetch_add(1);
-      queue->ack(*d);
+      if (d) {
+        reporter.add(std::move(*d));
+      } else {
+        reporter.commit();
+      }
     }
+    reporter.commit();
     queue->close();
     return 0;
   } catch (const std::exception& e) {
@@ -187,7 +233,7 @@ int main(int argc, char** argv) {
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   for (int w = 0; w < workers; ++w) {
     if (fork() == 0) {
-      _exit(broker.empty() ? store_queue_work(url, w)
+      _exit(broker.empty() ? store_queue_work(url, w, shared)
                            : amqp_work(url, broker, w, prefetch, trials, deadline, shared));
     }
   }
@@ -203,7 +249,8 @@ int main(int argc, char** argv) {
       store->counts(store->find_study(study_name)->id)[store::TrialStatus::kCompleted];
   std::printf(
       "{\"queue\": \"%s\", \"store\": \"%s\", \"trials\": %lld, \"completed\": %lld, "
-      "\"workers\": %d, \"prefetch\": %d, \"seconds\": %.3f, \"trials_per_second\": %.0f, "
+      "\"workers\": %d, \"prefetch\": %d, \"seconds\": %.3f, "
+      "\"trials_per_second\": %.0f, "
       "\"add_seconds\": %.3f, \"publish_seconds\": %.3f, \"publish_per_second\": %s, "
       "\"worker_failures\": %d}\n",
       broker.empty() ? "store" : "amqp", kind_of(url).c_str(), static_cast<long long>(trials),

@@ -30,6 +30,10 @@ void add_worker_command(CLI::App& app) {
                   "train up to this many same-shape trials at once as one batched computation")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+  cmd->add_option("--prefetch", opts->prefetch,
+                  "with --broker: trials in hand at once (default 2 x slots x pack); more lets "
+                  "short trials share transactions, fewer keeps long ones from waiting here")
+      ->check(CLI::Range(1, 65535));
   cmd->add_option("--threads", opts->threads, "BLAS threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

@@ -268,10 +268,12 @@ std::optional<Message> Connection::get(const std::string& queue) {
   amqp_rpc_reply_t r = amqp_basic_get(conn_, 1, bytes(queue), 0);
   check(r, "basic.get");
   if (r.reply.id != AMQP_BASIC_GET_OK_METHOD) return std::nullopt;  // get-empty
-  const uint64_t tag = static_cast<amqp_basic_get_ok_t*>(r.reply.decoded)->delivery_tag;
+  const auto* ok = static_cast<amqp_basic_get_ok_t*>(r.reply.decoded);
+  const uint64_t tag = ok->delivery_tag;
+  const bool redelivered = ok->redelivered != 0;
   amqp_message_t message;
   check(amqp_read_message(conn_, 1, &message, 0), "read a message");
-  Message m{tag, text(message.body)};
+  Message m{tag, text(message.body), redelivered};
   amqp_destroy_message(&message);
   return m;
 }
@@ -283,7 +285,7 @@ std::optional<Message> Connection::poll_delivery() {
   timeval zero{0, 0};
   amqp_rpc_reply_t r = amqp_consume_message(conn_, &envelope, &zero, 0);
   if (r.reply_type == AMQP_RESPONSE_NORMAL) {
-    Message m{envelope.delivery_tag, text(envelope.message.body)};
+    Message m{envelope.delivery_tag, text(envelope.message.body), envelope.redelivered != 0};
     amqp_destroy_envelope(&envelope);
     return m;
   }

@@ -47,6 +47,7 @@ Layout layout(const BrokerUrl& url, int delivery_limit);
 struct Message {
   uint64_t tag = 0;
   std::string body;
+  bool redelivered = false;  // delivered before to a consumer that did not ack it
 };
 
 class Connection {

@@ -28,6 +28,7 @@ using std::chrono::milliseconds;
 
 constexpr size_t kPublishChunk = 1000;  // messages per wait for confirms
 constexpr milliseconds kMaxBackoff{5000};
+constexpr size_t kMaxStartBatch = 64;  // deliveries started per store transaction, at most
 
 std::string message_body(int64_t trial_id, int64_t study_id, int64_t number) {
   return nlohmann::json{{"trial", trial_id}, {"study", study_id}, {"number", number}}.dump();
@@ -79,49 +80,42 @@ class AmqpQueue final : public TrialQueue {
     });
   }
 
+  // Deliveries that came ahead are started together: one store transaction for all that the
+  // broker has sent (at most `prefetch`), handed out one per call.
   std::optional<Delivery> receive(milliseconds wait) override {
     start_consumer();
     const auto deadline = std::chrono::steady_clock::now() + wait;
     for (;;) {
-      Raw raw;
+      std::vector<Raw> batch;
       {
         std::unique_lock lock(mu_);
-        cv_.wait_until(lock, deadline, [&] { return !inbox_.empty() || fatal_; });
+        cv_.wait_until(lock, deadline,
+                       [&] { return !started_.empty() || !inbox_.empty() || fatal_; });
+        if (!started_.empty()) {
+          Delivery d = std::move(started_.front());
+          started_.pop_front();
+          return d;
+        }
         if (fatal_) throw *fatal_;
         if (inbox_.empty()) return std::nullopt;
-        raw = std::move(inbox_.front());
-        inbox_.pop_front();
-      }
-      const std::optional<int64_t> trial_id = trial_of(raw.body);
-      if (!trial_id) {  // not a layerlab message: dead-letter it for someone to look at
-        post({Command::kReject, raw.tag, raw.connection});
-        continue;
-      }
-      std::optional<store::Claim> claim;
-      try {
-        claim = store_.start_trial(*trial_id, worker_id_, options_.lease);
-      } catch (const Error& e) {
-        if (e.code() == ErrorCode::kNotFound) {  // a trial of another store on this broker
-          post({Command::kReject, raw.tag, raw.connection});
-          continue;
+        if (inbox_.front().redelivered) {
+          batch.push_back(std::move(inbox_.front()));
+          inbox_.pop_front();
+          isolate(lock, batch.front());
+        } else {
+          while (!inbox_.empty() && !inbox_.front().redelivered && batch.size() < kMaxStartBatch) {
+            batch.push_back(std::move(inbox_.front()));
+            inbox_.pop_front();
+          }
         }
-        std::lock_guard lock(mu_);  // the store is away: keep the message for the next call
-        inbox_.push_front(std::move(raw));
-        throw;
       }
-      if (!claim) {  // finished or cancelled already: a redelivery of a committed result
-        post({Command::kAck, raw.tag, raw.connection});
-        continue;
-      }
-      keeper_.add(claim->trial_id, claim->attempt);
-      return Delivery{
-          claim->trial_id,           claim->attempt,           claim->study_id, claim->number,
-          std::move(claim->dataset), std::move(claim->params), raw.tag,         raw.connection};
+      start(batch);
     }
   }
 
   void ack(const Delivery& d) override {
     keeper_.remove(d.trial_id, d.attempt);
+    end_isolation(d.tag, d.connection);
     post({Command::kAck, d.tag, d.connection});
   }
 
@@ -136,15 +130,24 @@ class AmqpQueue final : public TrialQueue {
       });
     }
     keeper_.remove(d.trial_id, d.attempt);
+    end_isolation(d.tag, d.connection);
     post({Command::kAck, d.tag, d.connection});
   }
 
-  // Stops consuming and hands back what came ahead of receive(), the same way as requeue.
+  // Stops consuming and hands back what came ahead of receive(), the same way as requeue:
+  // the trials started together in the store are released, and every message goes back as a
+  // copy before the original is acked.
   void close() override {
     stop_consumer();
     std::lock_guard lock(mu_);
+    std::deque<Delivery> started;
+    started.swap(started_);
+    isolated_.reset();
+    for (const Delivery& d : started) keeper_.remove(d.trial_id, d.attempt);
     if (!consumer_) {
-      inbox_.clear();  // nothing to ack them on: the broker requeued them already
+      // Nothing to ack them on: the broker requeued the messages already.
+      for (const Delivery& d : started) store_.release_trial(d.trial_id, d.attempt);
+      inbox_.clear();
       return;
     }
     run_commands();
@@ -152,16 +155,25 @@ class AmqpQueue final : public TrialQueue {
     // this consumer); the ones already sent are read below and handed back.
     consumer_->cancel();
     while (std::optional<amqp::Message> m = consumer_->poll_delivery())
-      inbox_.push_back({m->tag, std::move(m->body), generation_});
-    while (!inbox_.empty()) {
-      const Raw& raw = inbox_.front();
+      inbox_.push_back({m->tag, std::move(m->body), generation_, m->redelivered});
+    auto hand_back = [&](const std::string& body, uint64_t tag) {
       {
         std::lock_guard pub(pub_mu_);
-        with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {raw.body}); });
+        with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {body}); });
       }
-      consumer_->ack(raw.tag);
-      inbox_.pop_front();
+      consumer_->ack(tag);
+    };
+    for (const Delivery& d : started) {
+      const bool released = store_.release_trial(d.trial_id, d.attempt);
+      if (d.connection != generation_) continue;  // the broker requeued it when that went
+      if (released) {
+        hand_back(message_body(d.trial_id, d.study_id, d.number), d.tag);
+      } else {
+        consumer_->ack(d.tag);  // taken over meanwhile: not ours to hand back
+      }
     }
+    for (const Raw& raw : inbox_) hand_back(raw.body, raw.tag);
+    inbox_.clear();
     consumer_.reset();
   }
 
@@ -198,7 +210,91 @@ class AmqpQueue final : public TrialQueue {
     uint64_t tag = 0;
     std::string body;
     uint64_t connection = 0;
+    bool redelivered = false;
   };
+  struct Isolated {
+    uint64_t tag;
+    uint64_t connection;
+  };
+
+  // A redelivered trial may be what killed its last worker: it is started alone, and what
+  // came ahead of it goes back to the queue the way requeue() hands back (a copy, then an
+  // ack), so that another crash uses up no delivery of the trials that came with it; their
+  // copies start with a fresh count. (What the broker sends while it runs waits, unstarted.)
+  // REQUIRES(mu_), held by lock.
+  void isolate(std::unique_lock<std::mutex>& lock, const Raw& redelivered) {
+    isolated_ = Isolated{redelivered.tag, redelivered.connection};
+    std::deque<Raw> ahead;
+    ahead.swap(inbox_);
+    std::deque<Delivery> started;
+    started.swap(started_);
+    lock.unlock();
+    for (const Delivery& d : started) requeue(d);
+    for (const Raw& raw : ahead) {
+      {
+        std::lock_guard pub(pub_mu_);
+        with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {raw.body}); });
+      }
+      post({Command::kAck, raw.tag, raw.connection});
+    }
+    lock.lock();
+  }
+
+  // The delivery (tag, connection) is settled: if it was the isolated one, others may run
+  // again.
+  void end_isolation(uint64_t tag, uint64_t connection) {
+    std::lock_guard lock(mu_);
+    if (isolated_ && isolated_->tag == tag && isolated_->connection == connection)
+      isolated_.reset();
+  }
+
+  // Starts the trials of `batch` in the store and queues their deliveries in started_;
+  // settles at once the messages that need no run (not layerlab's, another store's trial,
+  // a result committed already). When the store is away the messages go back to the inbox.
+  void start(std::vector<Raw>& batch) {
+    std::vector<int64_t> ids;
+    std::vector<Raw*> raws;
+    for (Raw& raw : batch) {
+      if (const std::optional<int64_t> id = trial_of(raw.body)) {
+        ids.push_back(*id);
+        raws.push_back(&raw);
+      } else {  // not a layerlab message: dead-letter it for someone to look at
+        post({Command::kReject, raw.tag, raw.connection});
+      }
+    }
+    if (ids.empty()) return;
+    std::vector<store::Store::Start> starts;
+    try {
+      starts = store_.start_trials(ids, worker_id_, options_.lease);
+    } catch (const Error&) {
+      std::lock_guard lock(mu_);  // keep the messages, in order, for the next call
+      for (auto it = raws.rbegin(); it != raws.rend(); ++it) inbox_.push_front(std::move(**it));
+      throw;
+    }
+    std::deque<Delivery> ready;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const Raw& raw = *raws[i];
+      std::optional<store::Claim>& claim = starts[i].claim;
+      if (!starts[i].known) {  // a trial of another store on this broker
+        end_isolation(raw.tag, raw.connection);
+        post({Command::kReject, raw.tag, raw.connection});
+      } else if (!claim) {  // finished or cancelled already: a redelivery of a committed result
+        end_isolation(raw.tag, raw.connection);
+        post({Command::kAck, raw.tag, raw.connection});
+      } else {
+        keeper_.add(claim->trial_id, claim->attempt);
+        ready.push_back(Delivery{claim->trial_id, claim->attempt, claim->study_id, claim->number,
+                                 std::move(claim->dataset), std::move(claim->params), raw.tag,
+                                 raw.connection});
+      }
+    }
+    if (ready.empty()) return;
+    {
+      std::lock_guard lock(mu_);
+      for (Delivery& d : ready) started_.push_back(std::move(d));
+    }
+    cv_.notify_all();
+  }
   struct Command {
     enum Kind { kAck, kReject } kind;
     uint64_t tag;
@@ -308,7 +404,7 @@ class AmqpQueue final : public TrialQueue {
         lock.lock();
         bool got = false;
         while (std::optional<amqp::Message> m = consumer_->poll_delivery()) {
-          inbox_.push_back({m->tag, std::move(m->body), generation_});
+          inbox_.push_back({m->tag, std::move(m->body), generation_, m->redelivered});
           got = true;
         }
         if (got) cv_.notify_all();
@@ -317,6 +413,12 @@ class AmqpQueue final : public TrialQueue {
         consumer_.reset();
         // Messages of the lost connection come again from the broker.
         std::erase_if(inbox_, [&](const Raw& r) { return r.connection == generation_; });
+        if (isolated_ && isolated_->connection == generation_) isolated_.reset();
+        std::erase_if(started_, [&](const Delivery& d) {
+          if (d.connection != generation_) return false;
+          keeper_.remove(d.trial_id, d.attempt);  // its redelivery starts the next attempt
+          return true;
+        });
         const auto* error = dynamic_cast<const Error*>(&e);
         if (error && error->code() == ErrorCode::kFailedPrecondition) fatal_ = *error;
         cv_.notify_all();
@@ -343,6 +445,8 @@ class AmqpQueue final : public TrialQueue {
   std::unique_ptr<amqp::Connection> consumer_;  // GUARDED_BY(mu_); used by io_ while it runs
   uint64_t generation_ = 0;                     // GUARDED_BY(mu_): consumer connections made
   std::deque<Raw> inbox_;                       // GUARDED_BY(mu_)
+  std::deque<Delivery> started_;                // GUARDED_BY(mu_): started, not yet received
+  std::optional<Isolated> isolated_;            // GUARDED_BY(mu_): see isolate
   std::vector<Command> commands_;               // GUARDED_BY(mu_)
   std::optional<Error> fatal_;                  // GUARDED_BY(mu_): configuration errors
   bool stopping_ = false;                       // GUARDED_BY(mu_)

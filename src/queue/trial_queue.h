@@ -94,7 +94,11 @@ std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string wo
                                              const StoreQueueOptions& options = {});
 
 struct AmqpQueueOptions {
-  int prefetch = 1;      // deliveries in hand at once: the worker's slots
+  // Deliveries in hand (unacked) at once. More than the worker's slots lets short trials
+  // start together and their results commit together (one transaction each way), at the
+  // price of trials held by a busy worker while another may idle at the end of a study.
+  // A redelivered trial (its last worker may have died of it) is started alone.
+  int prefetch = 1;
   int max_attempts = 3;  // deliveries of a trial before the broker dead-letters it
   std::chrono::milliseconds lease{30'000};  // store lease of a started trial (takeover check)
   std::chrono::seconds heartbeat{10};       // AMQP heartbeat of the consumer connection

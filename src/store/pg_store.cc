@@ -573,26 +573,31 @@ class PgStore final : public Store {
 
   std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
                                    std::chrono::milliseconds lease) override {
+    Start s = std::move(start_trials({trial_id}, worker_id, lease).front());
+    if (!s.known) throw no_trial("start_trial", trial_id);
+    return std::move(s.claim);
+  }
+
+  std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
+                                  const std::string& worker_id,
+                                  std::chrono::milliseconds lease) override {
     if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
     if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
+    const bool distinct =
+        std::set<int64_t>(trial_ids.begin(), trial_ids.end()).size() == trial_ids.size();
     std::lock_guard lock(mu_);
-    return db_.write("start_trial", [&]() -> std::optional<Claim> {
+    return db_.write("start_trial", [&] {
       const int64_t now = now_ms();
-      if (!lock_trial(trial_id)) throw no_trial("start_trial", trial_id);
-      lose_running_attempt(trial_id, now);
       const int64_t expires = now + lease.count();
-      Result q = db_.query(
-          "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = $2, "
-          "lease_expires = $3, started_at = $4, finished_at = NULL "
-          "WHERE id = $1 AND status IN ('queued', 'running') "
-          "RETURNING id, attempts, study_id, number, dataset, params",
-          trial_id, worker_id, expires, now);
-      if (q.empty()) return std::nullopt;
-      std::vector<Claim> claims{Claim{q.i64(0, 0), q.i32(0, 1), q.i64(0, 2), q.i64(0, 3),
-                                      q.text(0, 4), parse(q.text(0, 5), "trials.params"),
-                                      at(expires)}};
-      record_attempts(claims, worker_id, now);
-      return std::move(claims.front());
+      std::vector<Start> out(trial_ids.size());
+      if (distinct) {
+        start_batch(trial_ids, worker_id, now, expires, out, 0);
+      } else {
+        // A trial delivered twice in one call: one at a time, so the second sees the first.
+        for (size_t i = 0; i < trial_ids.size(); ++i)
+          start_batch({trial_ids[i]}, worker_id, now, expires, out, i);
+      }
+      return out;
     });
   }
 
@@ -768,21 +773,41 @@ class PgStore final : public Store {
     for (size_t i : which) applied[i] = finished.count(finishes[i].trial_id) > 0;
   }
 
-  // Inside a write transaction: the attempts of new claims, and their change numbers (in
-  // the claims' order).
-  void record_attempts(const std::vector<Claim>& claims, const std::string& worker_id,
-                       int64_t now) {
-    std::vector<int64_t> ids;
-    std::vector<int> attempts;
-    for (const Claim& c : claims) {
-      ids.push_back(c.trial_id);
-      attempts.push_back(c.attempt);
+  // Inside a write transaction: starts the distinct trials `ids` (see Store::start_trials)
+  // into out[first..] in one statement: their rows are locked, a running attempt is lost,
+  // the next one starts, and the attempts and changes are logged.
+  void start_batch(const std::vector<int64_t>& ids, const std::string& worker_id, int64_t now,
+                   int64_t expires, std::vector<Start>& out, size_t first) {
+    static const std::string kStart =
+        "WITH t AS (SELECT id, status, attempts FROM trials WHERE id = ANY($1::bigint[]) "
+        "ORDER BY id FOR UPDATE), "
+        "lost AS (UPDATE attempts SET outcome = 'lost', finished_at = $4 FROM t "
+        "WHERE attempts.trial_id = t.id AND attempts.attempt = t.attempts AND "
+        "t.status = 'running'), "
+        "s AS (UPDATE trials SET status = 'running', attempts = t.attempts + 1, "
+        "lost = trials.lost + CASE WHEN t.status = 'running' THEN 1 ELSE 0 END, worker_id = $2, "
+        "lease_expires = $3, started_at = $4, finished_at = NULL FROM t "
+        "WHERE trials.id = t.id AND t.status IN ('queued', 'running') "
+        "RETURNING trials.id, trials.attempts, trials.study_id, trials.number, trials.dataset, "
+        "trials.params), "
+        "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
+        "SELECT id, attempts, $2, $4 FROM s), "
+        "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM s ORDER BY id) "
+        "SELECT t.id, s.id IS NOT NULL, s.attempts, s.study_id, s.number, s.dataset, s.params "
+        "FROM t LEFT JOIN s ON s.id = t.id";
+    Result q = db_.query(kStart, ids, worker_id, expires, now);
+    std::unordered_map<int64_t, int> row_of;
+    for (int r = 0; r < q.rows(); ++r) row_of.emplace(q.i64(r, 0), r);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      Start& s = out[first + i];
+      auto it = row_of.find(ids[i]);
+      s.known = it != row_of.end();
+      if (!s.known || !q.boolean(it->second, 1)) continue;
+      const int r = it->second;
+      s.claim = Claim{ids[i],      q.i32(r, 2),  q.i64(r, 3),
+                      q.i64(r, 4), q.text(r, 5), parse(q.text(r, 6), "trials.params"),
+                      at(expires)};
     }
-    db_.exec(
-        "WITH a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
-        "SELECT t, n, $3, $4 FROM unnest($1::bigint[], $2::int[]) AS u(t, n)) " +
-            std::string(kLogChanges),
-        ids, attempts, worker_id, now);
   }
 
   // The extra columns of epoch rows as JSON text, checked before any transaction starts.

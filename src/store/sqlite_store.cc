@@ -440,26 +440,40 @@ class SqliteStore final : public Store {
 
   std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
                                    std::chrono::milliseconds lease) override {
+    Start s = std::move(start_trials({trial_id}, worker_id, lease).front());
+    if (!s.known) throw no_trial("start_trial", trial_id);
+    return std::move(s.claim);
+  }
+
+  std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
+                                  const std::string& worker_id,
+                                  std::chrono::milliseconds lease) override {
     if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
     if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
     std::lock_guard lock(mu_);
-    return db_.write("start_trial", [&]() -> std::optional<Claim> {
+    return db_.write("start_trial", [&] {
       const int64_t now = now_ms();
-      if (!trial_exists(trial_id)) throw no_trial("start_trial", trial_id);
-      lose_running_attempt(trial_id, now);
       const int64_t expires = now + lease.count();
-      Query q = db_.query(
-          "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?2, "
-          "lease_expires = ?3, started_at = ?4, finished_at = NULL "
-          "WHERE id = ?1 AND status IN ('queued', 'running') "
-          "RETURNING id, attempts, study_id, number, dataset, params",
-          trial_id, worker_id, expires, now);
-      if (!q.next()) return std::nullopt;
-      Claim c{q.i64(0),   q.i32(1),  q.i64(2),
-              q.i64(3),   q.text(4), parse(q.text(5), "trials.params"),
-              at(expires)};
-      record_attempt(c, worker_id, now);
-      return c;
+      std::vector<Start> out;
+      for (int64_t trial_id : trial_ids) {
+        Start& s = out.emplace_back();
+        s.known = trial_exists(trial_id);
+        if (!s.known) continue;
+        lose_running_attempt(trial_id, now);
+        Query q = db_.query(
+            "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?2, "
+            "lease_expires = ?3, started_at = ?4, finished_at = NULL "
+            "WHERE id = ?1 AND status IN ('queued', 'running') "
+            "RETURNING id, attempts, study_id, number, dataset, params",
+            trial_id, worker_id, expires, now);
+        if (!q.next()) continue;
+        s.claim = Claim{q.i64(0),   q.i32(1),  q.i64(2),
+                        q.i64(3),   q.text(4), parse(q.text(5), "trials.params"),
+                        at(expires)};
+        q.run();
+        record_attempt(*s.claim, worker_id, now);
+      }
+      return out;
     });
   }
 

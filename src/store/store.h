@@ -141,6 +141,16 @@ class Store {
   // of a committed result: acknowledge it without running). kNotFound for an unknown trial.
   virtual std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
                                            std::chrono::milliseconds lease) = 0;
+  // start_trial for several deliveries in one transaction (a worker on short trials takes
+  // what the broker has sent ahead). Element i is for trial_ids[i]: its claim, nothing
+  // (finished or cancelled), or unknown (no such trial: a message of another store).
+  struct Start {
+    std::optional<Claim> claim;
+    bool known = true;
+  };
+  virtual std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
+                                          const std::string& worker_id,
+                                          std::chrono::milliseconds lease) = 0;
   // Fails a trial whose deliveries ran out (the broker dead-lettered it after its delivery
   // limit): a running attempt is lost (outcome "lost", lost + 1), the trial becomes failed
   // with `error`. false, writing nothing, when it was already finished. kNotFound.

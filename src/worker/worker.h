@@ -30,6 +30,9 @@ struct WorkerOptions {
   // computation per slot; 1 trains trial by trial.
   int pack = 1;
   int threads = 1;  // BLAS threads
+  // With a broker: deliveries in hand at once (see AmqpQueueOptions::prefetch); 0: two per
+  // slot and pack member, so the next trial is there when one finishes.
+  int prefetch = 0;
   std::chrono::milliseconds lease{30'000};
   int max_attempts = 3;
   // Return once the study (study_id) is no longer running and nothing is left to claim.

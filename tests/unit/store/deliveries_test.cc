@@ -44,6 +44,46 @@ TEST_P(StoreTest, StartTrialStartsAQueuedTrialWithALease) {
   EXPECT_EQ(changed[0].status, TrialStatus::kRunning);
 }
 
+// Deliveries in hand start in one transaction: each gets what start_trial would give it,
+// in order, and an unknown id (another store's message) is reported, not an error.
+TEST_P(StoreTest, StartTrialsStartsABatchInOneTransaction) {
+  const int64_t study = study_with_trials("s", 4);
+  const std::vector<TrialRecord> t = store_->list_trials(study, {});
+  const Claim running = *store_->claim_next("w0", {.lease = kLease});  // trial 0
+  ASSERT_EQ(running.trial_id, t[0].id);
+  ASSERT_TRUE(store_->finish_trial(store_->claim_next("w0", {.lease = kLease})->trial_id, 1,
+                                   TrialStatus::kCompleted, nullptr, 1.0, ""));  // trial 1
+  const int64_t before = store_->last_trial_change();
+  const uint64_t transactions = store_->stats().transactions;
+  const std::vector<Store::Start> s =
+      store_->start_trials({t[3].id, 999'999, t[1].id, t[0].id, t[2].id}, "w1", kLease);
+  EXPECT_EQ(store_->stats().transactions, transactions + 1);
+  ASSERT_EQ(s.size(), 5u);
+  ASSERT_TRUE(s[0].known && s[0].claim);
+  EXPECT_EQ(s[0].claim->trial_id, t[3].id);
+  EXPECT_EQ(s[0].claim->attempt, 1);
+  EXPECT_EQ(s[0].claim->number, 3);
+  EXPECT_FALSE(s[1].known);  // not in this store
+  EXPECT_TRUE(s[2].known);
+  EXPECT_FALSE(s[2].claim);  // finished: a redelivery of a committed result
+  ASSERT_TRUE(s[3].claim);   // running elsewhere: redelivered, its attempt is lost
+  EXPECT_EQ(s[3].claim->attempt, 2);
+  EXPECT_EQ(store_->get_trial(t[0].id).lost, 1);
+  EXPECT_EQ(store_->list_attempts(t[0].id)[0].outcome, "lost");
+  ASSERT_TRUE(s[4].claim);
+  EXPECT_EQ(s[4].claim->lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(store_->get_trial(t[2].id).worker_id, "w1");
+  EXPECT_EQ(store_->trials_changed_since(before, 100).size(), 3u);
+  EXPECT_TRUE(store_->start_trials({}, "w1", kLease).empty());
+  // The same trial twice in one call: the second delivery finds the first running.
+  const int64_t other = study_with_trials("t", 1);
+  const int64_t id = store_->list_trials(other, {})[0].id;
+  const std::vector<Store::Start> twice = store_->start_trials({id, id}, "w1", kLease);
+  ASSERT_TRUE(twice[0].claim && twice[1].claim);
+  EXPECT_EQ(twice[1].claim->attempt, 2);
+  EXPECT_EQ(store_->get_trial(id).lost, 1);
+}
+
 TEST_P(StoreTest, RedeliveryLosesTheRunningAttemptAndStartsTheNext) {
   study_with_trials("s", 1);
   const Claim first = *store_->claim_next("w1", {.lease = kLease});
