@@ -3,6 +3,7 @@ only. The server may be shared and is not trusted blindly: every call has a time
 answers are size-limited, redirects are not followed (they would carry the token
 elsewhere), and anything that is not the documented JSON raises LayerlabError."""
 
+import http.client
 import json
 import os
 import time
@@ -72,12 +73,16 @@ class Client:
             with self._opener.open(req, timeout=self.timeout) as resp:
                 status, text = resp.status, self._read(resp)
         except urllib.error.HTTPError as e:
-            status, text = e.code, self._read(e)
-            e.close()
-            raise self._error(status, text) from None
+            try:
+                text = self._read(e)
+            except (OSError, http.client.HTTPException):
+                text = ""  # the status is what matters; the body broke off
+            finally:
+                e.close()
+            raise self._error(e.code, text) from None
         except LayerlabError:
             raise
-        except (urllib.error.URLError, OSError) as e:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
             raise LayerlabError(None, "unavailable",
                                 f"{method} {target}: no answer: {reason}") from None

@@ -91,7 +91,7 @@ class Store:
             raise LayerlabError(None, "unavailable", f"reading the store: {e}") from None
 
     def _study_row(self, study):
-        if isinstance(study, int) or (isinstance(study, str) and study.isdigit()):
+        if isinstance(study, int) or (isinstance(study, str) and study.isascii() and study.isdigit()):
             rows = self._rows("SELECT id, name, spec, status, created_at FROM studies "
                               "WHERE id = ?", (int(study),))
         else:

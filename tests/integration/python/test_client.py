@@ -3,6 +3,7 @@ and one local worker: every call, the error paths (401, 404, 400 with the study 
 409, no server), and the SQLite read-only reader giving the same records and DataFrames
 as the API. Run by ctest with Debian's /usr/bin/python3 (python3-pandas)."""
 
+import http.server
 import pathlib
 import shutil
 import socket
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import zipfile
 
@@ -236,6 +238,59 @@ class StoreReaderTest(unittest.TestCase):
         with self.assertRaises(layerlab.LayerlabError) as e:
             layerlab.Store(not_a_store)
         self.assertEqual(e.exception.code, "invalid_argument")
+
+
+class _Liar(http.server.BaseHTTPRequestHandler):
+    """A server that answers what the API never does."""
+
+    def do_GET(self):
+        if self.path.startswith("/api/v1/studies/redirect"):
+            self.send_response(302)
+            self.send_header("Location", "http://elsewhere.example/steal")
+            self.end_headers()
+            return
+        if self.path.startswith("/api/v1/studies/html-error"):
+            body, status = b"<html>proxy error</html>", 502
+        else:
+            body, status = b"not json at all", 200
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class HostileServerTest(unittest.TestCase):
+    """Answers that are not the documented JSON become LayerlabError, and a redirect is not
+    followed (the token would go with it)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Liar)
+        threading.Thread(target=cls.httpd.serve_forever, daemon=True).start()
+        cls.lab = layerlab.Client(f"http://127.0.0.1:{cls.httpd.server_address[1]}",
+                                  token="secret", timeout=5)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.httpd.shutdown()
+        cls.httpd.server_close()
+
+    def test_bad_answers(self):
+        with self.assertRaises(layerlab.LayerlabError) as e:
+            self.lab.studies()
+        self.assertEqual((e.exception.status, e.exception.code), (200, "bad_response"))
+        with self.assertRaises(layerlab.LayerlabError) as e:
+            self.lab.study("html-error")
+        self.assertEqual((e.exception.status, e.exception.code), (502, "bad_response"))
+        self.assertIn("proxy error", e.exception.message)
+        with self.assertRaises(layerlab.LayerlabError) as e:
+            self.lab.study("redirect")
+        self.assertEqual((e.exception.status, e.exception.code), (302, "bad_response"))
+        self.assertIn("not followed", e.exception.message)
+        self.assertNotIn("secret", str(e.exception))
 
 
 class PackagingTest(unittest.TestCase):
