@@ -21,8 +21,12 @@ BROWSER_PKGS=(chromium)
 SERVICE_PKGS=(postgresql rabbitmq-server iproute2)
 # The server load benchmark (wrk, and the sqlite3 shell to count rows).
 LOAD_PKGS=(wrk sqlite3)
-# The model-export test reads safetensors files with an independent numpy reader.
-TEST_PY_PKGS=(python3 python3-numpy)
+# The model-export test reads safetensors files with an independent numpy reader; the
+# Python client's tests (tests/integration/python) need pandas, matplotlib (the example
+# plot), jsonschema (responses against docs/openapi.json) and setuptools (pip builds the
+# client offline).
+TEST_PY_PKGS=(python3 python3-numpy python3-pandas python3-matplotlib python3-jsonschema
+              python3-setuptools python3-pip)
 # Reference generation (PyTorch trajectories), dataset export and the peer benchmark.
 PYTHON_PKGS=(python3 python3-numpy python3-torch python3-sklearn)
 # The peers the system benchmarks compare against (../shared/peers): Celery + RabbitMQ, Optuna.
@@ -36,7 +40,7 @@ want=("${BUILD_PKGS[@]}")
 case "${1:-all}" in
   build) ;;
   test) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${TEST_PY_PKGS[@]}" clang libclang-rt-14-dev) ;;
-  all) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${PYTHON_PKGS[@]}"
+  all) want+=("${DATA_PKGS[@]}" "${BROWSER_PKGS[@]}" "${SERVICE_PKGS[@]}" "${TEST_PY_PKGS[@]}" "${PYTHON_PKGS[@]}"
               "${PEER_PKGS[@]}" "${LOAD_PKGS[@]}") ;;
   *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
 esac

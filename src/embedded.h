@@ -16,6 +16,7 @@ struct File {
 
 const std::vector<File>& data_files();  // data/builtin/*.csv (layerlab_data)
 const std::vector<File>& web_files();   // the dashboard: web/... (layerlab_server)
+const std::vector<File>& api_files();   // docs/openapi.json (layerlab_server)
 
 // The file with this name in `files`, if embedded.
 inline std::optional<std::string_view> find(const std::vector<File>& files, std::string_view name) {

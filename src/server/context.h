@@ -70,9 +70,18 @@ class Router {
   // Runs the matching route (HEAD as GET), turning what it throws into an error response.
   void dispatch(Request& req, Response& res) const;
 
+  // What is registered, in order: the method and the pattern as written. The OpenAPI
+  // document (docs/openapi.json) is checked against this list by a unit test.
+  struct RouteInfo {
+    std::string method;
+    std::string pattern;
+  };
+  std::vector<RouteInfo> routes() const;
+
  private:
   struct Route {
     std::string method;
+    std::string source;
     std::regex pattern;
     Handler handler;
   };
@@ -82,6 +91,6 @@ class Router {
 void add_study_routes(Router& r, Context& c);
 void add_trial_routes(Router& r, Context& c);
 void add_operation_routes(Router& r, Context& c);  // workers, queue, events, metrics, healthz
-void add_static_routes(Router& r);
+void add_static_routes(Router& r);                 // the dashboard and /api/v1/openapi.json
 
 }  // namespace layerlab::server

@@ -16,11 +16,17 @@ store::StudyRecord Context::study(const std::string& id_or_name) {
 }
 
 void Router::get(const std::string& pattern, Handler h) {
-  routes_.push_back({"GET", std::regex(pattern), std::move(h)});
+  routes_.push_back({"GET", pattern, std::regex(pattern), std::move(h)});
 }
 
 void Router::post(const std::string& pattern, Handler h) {
-  routes_.push_back({"POST", std::regex(pattern), std::move(h)});
+  routes_.push_back({"POST", pattern, std::regex(pattern), std::move(h)});
+}
+
+std::vector<Router::RouteInfo> Router::routes() const {
+  std::vector<RouteInfo> out;
+  for (const Route& r : routes_) out.push_back({r.method, r.source});
+  return out;
 }
 
 void Router::dispatch(Request& req, Response& res) const {

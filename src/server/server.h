@@ -30,6 +30,7 @@ class Api {
   // throws: every failure becomes an error response.
   void handle(Request& req, Response& res);
   Context& context() { return context_; }
+  const Router& router() const { return router_; }
   const ServerOptions& options() const { return context_.options; }
 
  private:

@@ -1,5 +1,6 @@
-// The dashboard's files, embedded in the binary (cmake/EmbedFiles.cmake). Requests map to
-// embedded names only; nothing here reads the file system.
+// The dashboard's files and the OpenAPI document, embedded in the binary
+// (cmake/EmbedFiles.cmake). Requests map to embedded names only; nothing here reads the
+// file system.
 #include <zlib.h>
 
 #include <mutex>
@@ -79,6 +80,13 @@ void add_static_routes(Router& r) {
           serve_embedded(res, "web/" + req.matches[1], "no-cache");
         });
   r.get("/vendor/plotly.min.js", serve_plotly);
+  // The OpenAPI 3.1 document of everything this router serves (docs/openapi.json).
+  r.get("/api/v1/openapi.json", [](const Request&, Response& res) {
+    const auto doc = embedded::find(embedded::api_files(), "docs/openapi.json");
+    if (!doc) throw internal_error("the OpenAPI document was not embedded");
+    res.set_header("Cache-Control", "no-cache");
+    send_static(res, *doc, "application/json");
+  });
 }
 
 }  // namespace layerlab::server
