@@ -4,8 +4,10 @@
 // Contract shared by every implementation:
 //  - Each call is one short transaction: it happens entirely or not at all. Reads (find_*,
 //    get_*, list_*, counts) see one consistent snapshot and never wait for writers (WAL).
-//    Every other call is a write and takes the write lock up front (SQLite: BEGIN
+//    Every other call is a write. SQLite: it takes the file's write lock up front (BEGIN
 //    IMMEDIATE), so concurrent writers queue instead of deadlocking on a lock upgrade.
+//    PostgreSQL: writers run concurrently and lock only the rows they decide on (claims
+//    skip rows another claimer holds); a deadlock or serialization failure is retried.
 //  - A transaction that cannot get the database (locked by others past the busy timeout,
 //    after the bounded, jittered retries) throws Error kUnavailable: retry after a backoff.
 //    Bad input throws kInvalidArgument, a missing id kNotFound; nothing is written then.
@@ -167,10 +169,14 @@ class Store {
   virtual std::vector<WorkerRecord> list_workers() = 0;  // by id
 
   // ---- following changes (the server's event stream and caches)
-  // Every trial added, and every change of a trial's status, takes the next change number;
-  // numbers grow in commit order. last_trial_change() is the latest (where a follower
-  // starts); trials_changed_since gives the trials changed after `after`, each once in its
-  // current state with TrialRecord::seq its last change, by that number, at most `limit`.
+  // Every trial added, and every change of a trial's status, takes a change number; a
+  // number, once a follower has seen it, never has a smaller one appear after it, so a
+  // follower that reads from its last number misses no change. last_trial_change() is the
+  // latest (where a follower starts); trials_changed_since gives the trials changed after
+  // `after`, each once in its current state with TrialRecord::seq its last change, by that
+  // number, at most `limit`. Both see every change committed before the call (PostgreSQL
+  // numbers changes as followers read, see pg_store.cc; one committed while an older write
+  // still runs may wait for that write, up to half a second, then for the next call).
   // (Epoch records of running trials are followed with list_epochs' after_epoch.)
   virtual int64_t last_trial_change() = 0;
   virtual std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) = 0;
@@ -178,7 +184,9 @@ class Store {
   // ---- observability
   struct Stats {
     uint64_t transactions = 0;  // committed
-    uint64_t busy_waits = 0;    // times the connection waited for another's lock
+    // Times the connection waited for another's lock: SQLite's write lock; on PostgreSQL
+    // only the store-wide steps (migrating, numbering changes), not row locks.
+    uint64_t busy_waits = 0;
     uint64_t retries = 0;       // whole transactions retried after the busy timeout
   };
   virtual Stats stats() const = 0;

@@ -27,7 +27,8 @@ using Clock = std::chrono::steady_clock;
 constexpr milliseconds kFlushInterval{1000};  // epochs reach the store at least this often
 constexpr size_t kMaxCachedDatasets = 16;
 // Results of trials shorter than kShortTrial are committed together, up to
-// kMaxBatchedResults at a time and never later than kMaxResultDelay.
+// kMaxBatchedResults (or a pack) at a time and never later than kMaxResultDelay; a pack's
+// members commit together whatever their length.
 constexpr milliseconds kShortTrial{20};
 constexpr size_t kMaxBatchedResults = 8;
 constexpr milliseconds kMaxResultDelay{100};
@@ -189,7 +190,7 @@ class Worker {
   void report(const queue::Delivery& d, store::TrialFinish f, bool short_trial) {
     unreported_.push_back({d, std::move(f)});
     if (unreported_.size() == 1) oldest_unreported_ = Clock::now();
-    if (!short_trial || unreported_.size() >= kMaxBatchedResults ||
+    if (!short_trial || unreported_.size() >= std::max<size_t>(kMaxBatchedResults, options_.pack) ||
         Clock::now() - oldest_unreported_ > kMaxResultDelay)
       commit_results();
   }
@@ -355,12 +356,14 @@ class Worker {
       }
       maybe_crash(CrashPoint::kAfterTraining, d.number);
       const TrialReport r = make_report(outcomes[i], m.study->spec.metric, id_);
-      // The result and the rest of its curve commit in one transaction. A retried trial's
-      // result is committed at once: if it is the one killing workers, nothing else waits
-      // in memory with it.
+      // The result and the rest of its curve commit in one transaction, a pack's members
+      // together (below). A retried trial's result is committed at once: if it is the one
+      // killing workers, nothing else waits in memory with it.
+      const bool batch = d.attempt == 1 && (per_trial < kShortTrial || members.size() > 1);
       report(d, {d.trial_id, d.attempt, r.status, r.result, r.value, r.error, std::move(m.pending)},
-             d.attempt == 1 && per_trial < kShortTrial);
+             batch);
     }
+    if (members.size() > 1) commit_results();
   }
 
   WorkerOptions options_;
