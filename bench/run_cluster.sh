@@ -2,30 +2,51 @@
 # Distributed-mode benchmarks (RabbitMQ broker + PostgreSQL store), each against its peer
 # in the same run on a private RabbitMQ node and a private PostgreSQL server (loopback,
 # started here by scripts/services/*.sh and stopped on exit):
-#  (a) empty trials per second, 2 worker processes, prefetch 1: bench/queue_bench with the
-#      AMQP queue on PostgreSQL and on SQLite (to separate broker and store costs) and the
-#      store queue on SQLite and on PostgreSQL, against Celery's no-op tasks (../shared/peers
-#      celery_sweep/driver.py noop) on the same broker;
+#  (a) empty trials per second, 2 worker processes: bench/queue_bench with the AMQP queue on
+#      PostgreSQL at prefetch 2 (the worker's default for one slot: `layerlab worker
+#      --prefetch`, 2 x slots) and at prefetch 8 (tuned for empty trials), the AMQP queue on
+#      SQLite at prefetch 2 (to separate broker and store costs) and the store queue on SQLite
+#      and on PostgreSQL, against Celery's no-op tasks (../shared/peers celery_sweep/driver.py
+#      noop) on the same broker;
 #  (b) sweep A (bench/studies/sweep_a.yaml, 24 configurations) with
 #      `layerlab run --workers 2` over RabbitMQ + PostgreSQL, against the Celery + RabbitMQ
 #      + PyTorch peer (driver.py sweep) on the same broker; layerlab on SQLite for reference;
 #  (c) the cost per trial of the distributed path: bench/studies/cluster_small.yaml
-#      (2,000 tiny iris trials) with `run --workers 2` on SQLite against RabbitMQ + PostgreSQL.
+#      (2,000 tiny iris trials) with `run --workers 2` on SQLite against RabbitMQ + PostgreSQL;
+#  (d) scaling: empty trials per second (SCALE_N trials) with 2, 4, 8 and 16 worker processes
+#      (queue_bench --workers W) for the AMQP queue + PostgreSQL (prefetch 8) and the store
+#      queue on PostgreSQL. While each of these runs, bench/cluster/sample_waits.py samples
+#      PostgreSQL's own view of that run's database every WAIT_SAMPLE_MS (one long-lived
+#      psql): active backends and their wait events (pg_stat_activity), and the ungranted
+#      locks (pg_locks) whenever a backend waits on a Lock -- is there one lock every commit
+#      waits on?
 # RUNS runs of each (default 3), the systems alternating within a round; medians.
-# Writes bench/out/cluster/*.json (raw), bench/out/cluster.json (all figures, machine, date,
-# revision) and bench/out/cluster_table.md (printed too).
+# Writes bench/out/cluster/*.json (raw; (d) also *.waits.jsonl, one line per sample),
+# bench/out/cluster.json (all figures, machine, date, revision) and
+# bench/out/cluster_table.md (printed too).
 #
 #   bash bench/run_cluster.sh            (needs `scripts/install-deps.sh all`: rabbitmq-server,
 #                                          postgresql, python3-celery, python3-torch)
-# Environment: RUNS (3), N (2000: empty trials per run in (a)), RMQ_PORT / PG_PORT (default:
-# free ports found here), PEERS_DIR (../shared/peers), BUILD_DIR (build/bench-cluster),
-# POSTGRES_FAST=1 (passed to postgres.sh: no fsync; recorded in the output; default off).
+# Environment:
+#   RUNS (3)              runs (rounds) of every measurement
+#   N (2000)              empty trials per run in (a)
+#   SCALE_N (4000)        empty trials per run in (d)
+#   SCALE_WORKERS ("2 4 8 16")  worker process counts in (d); ratios are to the first
+#   WAIT_SAMPLE_MS (20)   the lock sampler's interval in (d); 0: no sampling
+#   SKIP_SWEEPS=1         skip (b) and (c) (the slow part) for a quicker run
+#   RMQ_PORT / PG_PORT    default: free ports found here
+#   PEERS_DIR (../shared/peers), BUILD_DIR (build/bench-cluster)
+#   POSTGRES_FAST=1       passed to postgres.sh: no fsync; recorded in the output; default off
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 PY=/usr/bin/python3
 RUNS="${RUNS:-3}"
 N="${N:-2000}"
+SCALE_N="${SCALE_N:-4000}"
+SCALE_WORKERS="${SCALE_WORKERS:-2 4 8 16}"
+WAIT_SAMPLE_MS="${WAIT_SAMPLE_MS:-20}"
+SKIP_SWEEPS="${SKIP_SWEEPS:-0}"
 build="${BUILD_DIR:-build/bench-cluster}"
 out="$root/bench/out"
 raw="$out/cluster"
@@ -53,11 +74,12 @@ chmod 755 "$work"  # the rabbitmq and postgres users must reach their directorie
 rmq_dir="$work/rabbitmq"
 pg_dir="$work/pg"
 peers="$work/peers"
-rmq_started=0 pg_started=0 celery_started=0 sampler=""
+rmq_started=0 pg_started=0 celery_started=0 sampler="" waits_pid=""
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+  [ -z "$waits_pid" ] || kill "$waits_pid" 2>/dev/null || true
   if [ "$celery_started" = 1 ]; then
     timeout 60 "$peers/celery_sweep/worker.sh" stop >/dev/null 2>&1 || true
   fi
@@ -181,54 +203,108 @@ PYEOF
 (while :; do cut -d' ' -f1 /proc/loadavg; sleep 5; done) >"$raw/loadavg.txt" 2>/dev/null &
 sampler=$!
 
-log "(a) empty trials per second, N=$N, 2 workers, prefetch 1"
+# One queue_bench run on the AMQP queue (fresh queue, dropped afterwards).
+qbench_amqp() {  # name store-url prefetch workers trials out-file
+  local q="bench-$1-$$"
+  timeout 600 "$qbench" --trials "$5" --workers "$4" --prefetch "$3" --timeout 500 \
+    --store "$2" --broker "$(broker_for "$q")" >"$6" 2>>"$raw/queue_bench.err" ||
+    log "queue_bench $1 failed (see $raw/queue_bench.err)"
+  drop_queues "$q"
+}
+
+log "(a) empty trials per second, N=$N, 2 workers, AMQP at prefetch 2 and 8"
 for i in $(seq 1 "$RUNS"); do
   timeout 600 $PY "$peers/celery_sweep/driver.py" noop --n "$N" --timeout 500 \
     --out "$raw/noop_celery_$i.json" >/dev/null || log "celery noop run $i failed"
-  q="bench-amqp-pg-$i-$$"
-  timeout 600 "$qbench" --trials "$N" --workers 2 --prefetch 1 --timeout 500 \
-    --store "$(pg_db "qb_amqp_$i")" --broker "$(broker_for "$q")" \
-    >"$raw/noop_amqp_pg_$i.json" 2>>"$raw/queue_bench.err" ||
-    log "queue_bench noop_amqp_pg run $i failed (see $raw/queue_bench.err)"
-  drop_queues "$q"
-  q="bench-amqp-sqlite-$i-$$"
-  timeout 600 "$qbench" --trials "$N" --workers 2 --prefetch 1 --timeout 500 \
-    --store "sqlite:$work/qb_amqp_$i.db" --broker "$(broker_for "$q")" \
-    >"$raw/noop_amqp_sqlite_$i.json" 2>>"$raw/queue_bench.err" ||
-    log "queue_bench noop_amqp_sqlite run $i failed (see $raw/queue_bench.err)"
-  drop_queues "$q"
+  qbench_amqp "amqp-pg-p2-$i" "$(pg_db "qb_amqp_p2_$i")" 2 2 "$N" "$raw/noop_amqp_pg_p2_$i.json"
+  qbench_amqp "amqp-sqlite-p2-$i" "sqlite:$work/qb_amqp_p2_$i.db" 2 2 "$N" \
+    "$raw/noop_amqp_sqlite_p2_$i.json"
   timeout 600 "$qbench" --trials "$N" --workers 2 --dir "$work/qb_store_$i" \
     >"$raw/noop_store_sqlite_$i.json" 2>>"$raw/queue_bench.err" ||
     log "queue_bench noop_store_sqlite run $i failed (see $raw/queue_bench.err)"
+  qbench_amqp "amqp-pg-p8-$i" "$(pg_db "qb_amqp_p8_$i")" 8 2 "$N" "$raw/noop_amqp_pg_p8_$i.json"
   timeout 600 "$qbench" --trials "$N" --workers 2 --store "$(pg_db "qb_store_$i")" \
     >"$raw/noop_store_pg_$i.json" 2>>"$raw/queue_bench.err" ||
     log "queue_bench noop_store_pg run $i failed (see $raw/queue_bench.err)"
 done
 
-log "(b) sweep A, 2 workers"
-for i in $(seq 1 "$RUNS"); do
-  q="sweep-a-$i-$$"
-  layerlab_run bench/studies/sweep_a.yaml "$(pg_db "sweep_a_$i")" "$raw/sweep_layerlab_pg_$i.json" \
-    "$(broker_for "$q")"
-  drop_queues "$q"
-  timeout 600 $PY "$peers/celery_sweep/driver.py" sweep --sweep-id "A-cluster-$i" --timeout 540 \
-    --out "$raw/sweep_celery_$i.json" >/dev/null || log "celery sweep run $i failed"
-  layerlab_run bench/studies/sweep_a.yaml "sqlite:$work/sweep_a_$i.db" \
-    "$raw/sweep_layerlab_sqlite_$i.json"
-done
+# (d) One queue_bench run on PostgreSQL with the lock sampler on its database meanwhile:
+# OUT.json (queue_bench's line), OUT.waits.jsonl (the samples, then one line with the run's
+# wall-clock start and end, so that the report keeps the samples of the consuming phase).
+sampled_qbench() {  # db out-base queue_bench-args...
+  local db=$1 dest=$2 t0 t1
+  shift 2
+  if [ "$WAIT_SAMPLE_MS" != 0 ]; then
+    $PY bench/cluster/sample_waits.py --port "$pg_port" --db "$db" \
+      --interval-ms "$WAIT_SAMPLE_MS" --out "$dest.waits.jsonl" 2>>"$raw/sample_waits.err" &
+    waits_pid=$!
+    # Until its first sample is in (connected), at most 10 s.
+    for _ in $(seq 1 500); do
+      [ -s "$dest.waits.jsonl" ] && break
+      kill -0 "$waits_pid" 2>/dev/null || break
+      sleep 0.02
+    done
+    [ -s "$dest.waits.jsonl" ] ||
+      log "lock sampler for $db did not start (see $raw/sample_waits.err)"
+  fi
+  t0=$(now)
+  timeout 600 "$qbench" "$@" >"$dest.json" 2>>"$raw/queue_bench.err" ||
+    log "queue_bench $(basename "$dest") failed (see $raw/queue_bench.err)"
+  t1=$(now)
+  if [ -n "$waits_pid" ]; then
+    kill -TERM "$waits_pid" 2>/dev/null || true
+    wait "$waits_pid" 2>/dev/null || log "lock sampler for $db exited with an error"
+    waits_pid=""
+    echo "{\"run\": {\"start\": $t0, \"end\": $t1}}" >>"$dest.waits.jsonl"
+  fi
+}
 
-log "(c) bench/studies/cluster_small.yaml, 2 workers"
+if [ "$SKIP_SWEEPS" = 1 ]; then
+  log "(b) and (c) skipped (SKIP_SWEEPS=1)"
+else
+  log "(b) sweep A, 2 workers"
+  for i in $(seq 1 "$RUNS"); do
+    q="sweep-a-$i-$$"
+    layerlab_run bench/studies/sweep_a.yaml "$(pg_db "sweep_a_$i")" \
+      "$raw/sweep_layerlab_pg_$i.json" "$(broker_for "$q")"
+    drop_queues "$q"
+    timeout 600 $PY "$peers/celery_sweep/driver.py" sweep --sweep-id "A-cluster-$i" --timeout 540 \
+      --out "$raw/sweep_celery_$i.json" >/dev/null || log "celery sweep run $i failed"
+    layerlab_run bench/studies/sweep_a.yaml "sqlite:$work/sweep_a_$i.db" \
+      "$raw/sweep_layerlab_sqlite_$i.json"
+  done
+
+  log "(c) bench/studies/cluster_small.yaml, 2 workers"
+  for i in $(seq 1 "$RUNS"); do
+    layerlab_run bench/studies/cluster_small.yaml "sqlite:$work/small_$i.db" \
+      "$raw/small_sqlite_$i.json"
+    q="cluster-small-$i-$$"
+    layerlab_run bench/studies/cluster_small.yaml "$(pg_db "small_$i")" "$raw/small_pg_$i.json" \
+      "$(broker_for "$q")"
+    drop_queues "$q"
+  done
+fi
+
+log "(d) scaling, N=$SCALE_N, workers $SCALE_WORKERS, lock sampler every ${WAIT_SAMPLE_MS} ms"
 for i in $(seq 1 "$RUNS"); do
-  layerlab_run bench/studies/cluster_small.yaml "sqlite:$work/small_$i.db" \
-    "$raw/small_sqlite_$i.json"
-  q="cluster-small-$i-$$"
-  layerlab_run bench/studies/cluster_small.yaml "$(pg_db "small_$i")" "$raw/small_pg_$i.json" \
-    "$(broker_for "$q")"
-  drop_queues "$q"
+  for w in $SCALE_WORKERS; do
+    db="sc_amqp_w${w}_$i"
+    q="scale-amqp-w$w-$i-$$"
+    url="$(pg_db "$db")"
+    sampled_qbench "$db" "$raw/scale_amqp_pg_w${w}_$i" --trials "$SCALE_N" --workers "$w" \
+      --prefetch 8 --timeout 500 --store "$url" --broker "$(broker_for "$q")"
+    drop_queues "$q"
+    db="sc_store_w${w}_$i"
+    url="$(pg_db "$db")"
+    sampled_qbench "$db" "$raw/scale_store_pg_w${w}_$i" --trials "$SCALE_N" --workers "$w" \
+      --store "$url"
+  done
 done
 
 loadavg_end="$(cut -d' ' -f1-3 /proc/loadavg)"
 timeout 120 $PY bench/report_cluster.py "$raw" --out "$out/cluster.json" \
   --meta "rabbitmq_port=$rmq_port" "postgres_port=$pg_port" "runs=$RUNS" "n=$N" \
+  "scale_n=$SCALE_N" "scale_workers=$SCALE_WORKERS" "wait_sample_ms=$WAIT_SAMPLE_MS" \
+  "skip_sweeps=$SKIP_SWEEPS" \
   "postgres_fast=${POSTGRES_FAST:-0}" "loadavg_start=$loadavg_start" "loadavg_end=$loadavg_end" |
   tee "$out/cluster_table.md"
