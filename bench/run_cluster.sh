@@ -31,7 +31,7 @@
 #   RUNS (3)              runs (rounds) of every measurement
 #   N (2000)              empty trials per run in (a)
 #   SCALE_N (4000)        empty trials per run in (d)
-#   SCALE_WORKERS ("2 4 8 16")  worker process counts in (d); ratios are to the first
+#   SCALE_WORKERS ("2 4 8 16")  worker process counts in (d); ratios are to the smallest
 #   WAIT_SAMPLE_MS (20)   the lock sampler's interval in (d); 0: no sampling
 #   SKIP_SWEEPS=1         skip (b) and (c) (the slow part) for a quicker run
 #   RMQ_PORT / PG_PORT    default: free ports found here
