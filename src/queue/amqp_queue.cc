@@ -219,9 +219,9 @@ class AmqpQueue final : public TrialQueue {
 
   // A redelivered trial may be what killed its last worker: it is started alone, and what
   // came ahead of it goes back to the queue the way requeue() hands back (a copy, then an
-  // ack), so that another crash uses up no delivery of the trials that came with it; their
-  // copies start with a fresh count. (What the broker sends while it runs waits, unstarted.)
-  // REQUIRES(mu_), held by lock.
+  // ack), so that another crash uses up none of their deliveries. A copy starts the broker's
+  // count afresh; the store keeps the count that matters (lost attempts, see start_trials).
+  // (What the broker sends while it runs waits, unstarted.) REQUIRES(mu_), held by lock.
   void isolate(std::unique_lock<std::mutex>& lock, const Raw& redelivered) {
     isolated_ = Isolated{redelivered.tag, redelivered.connection};
     std::deque<Raw> ahead;
@@ -265,7 +265,7 @@ class AmqpQueue final : public TrialQueue {
     if (ids.empty()) return;
     std::vector<store::Store::Start> starts;
     try {
-      starts = store_.start_trials(ids, worker_id_, options_.lease);
+      starts = store_.start_trials(ids, worker_id_, options_.lease, layout_.delivery_limit);
     } catch (const Error&) {
       std::lock_guard lock(mu_);  // keep the messages, in order, for the next call
       for (auto it = raws.rbegin(); it != raws.rend(); ++it) inbox_.push_front(std::move(**it));
@@ -275,7 +275,9 @@ class AmqpQueue final : public TrialQueue {
     for (size_t i = 0; i < starts.size(); ++i) {
       const Raw& raw = *raws[i];
       std::optional<store::Claim>& claim = starts[i].claim;
-      if (!starts[i].known) {  // a trial of another store on this broker
+      if (!starts[i].known || starts[i].exhausted) {
+        // Another store's trial on this broker, or one the store failed for its lost
+        // attempts: dead-lettered, for operators to look at.
         end_isolation(raw.tag, raw.connection);
         post({Command::kReject, raw.tag, raw.connection});
       } else if (!claim) {  // finished or cancelled already: a redelivery of a committed result

@@ -573,16 +573,17 @@ class PgStore final : public Store {
 
   std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
                                    std::chrono::milliseconds lease) override {
-    Start s = std::move(start_trials({trial_id}, worker_id, lease).front());
+    Start s = std::move(start_trials({trial_id}, worker_id, lease, 0).front());
     if (!s.known) throw no_trial("start_trial", trial_id);
     return std::move(s.claim);
   }
 
   std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
-                                  const std::string& worker_id,
-                                  std::chrono::milliseconds lease) override {
+                                  const std::string& worker_id, std::chrono::milliseconds lease,
+                                  int max_attempts) override {
     if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
     if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
+    if (max_attempts < 0) throw invalid_argument(where("start_trial") + "max_attempts < 0");
     const bool distinct =
         std::set<int64_t>(trial_ids.begin(), trial_ids.end()).size() == trial_ids.size();
     std::lock_guard lock(mu_);
@@ -591,11 +592,11 @@ class PgStore final : public Store {
       const int64_t expires = now + lease.count();
       std::vector<Start> out(trial_ids.size());
       if (distinct) {
-        start_batch(trial_ids, worker_id, now, expires, out, 0);
+        start_batch(trial_ids, worker_id, now, expires, max_attempts, out, 0);
       } else {
         // A trial delivered twice in one call: one at a time, so the second sees the first.
         for (size_t i = 0; i < trial_ids.size(); ++i)
-          start_batch({trial_ids[i]}, worker_id, now, expires, out, i);
+          start_batch({trial_ids[i]}, worker_id, now, expires, max_attempts, out, i);
       }
       return out;
     });
@@ -777,32 +778,41 @@ class PgStore final : public Store {
   // into out[first..] in one statement: their rows are locked, a running attempt is lost,
   // the next one starts, and the attempts and changes are logged.
   void start_batch(const std::vector<int64_t>& ids, const std::string& worker_id, int64_t now,
-                   int64_t expires, std::vector<Start>& out, size_t first) {
+                   int64_t expires, int max_attempts, std::vector<Start>& out, size_t first) {
+    // t: the rows, locked; x: redelivered ones out of attempts ($5 > 0), failed; s: the rest,
+    // started.
     static const std::string kStart =
-        "WITH t AS (SELECT id, status, attempts FROM trials WHERE id = ANY($1::bigint[]) "
-        "ORDER BY id FOR UPDATE), "
+        "WITH t AS (SELECT id, status, attempts, lost + CASE WHEN status = 'running' THEN 1 "
+        "ELSE 0 END AS lost FROM trials WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE), "
         "lost AS (UPDATE attempts SET outcome = 'lost', finished_at = $4 FROM t "
         "WHERE attempts.trial_id = t.id AND attempts.attempt = t.attempts AND "
         "t.status = 'running'), "
-        "s AS (UPDATE trials SET status = 'running', attempts = t.attempts + 1, "
-        "lost = trials.lost + CASE WHEN t.status = 'running' THEN 1 ELSE 0 END, worker_id = $2, "
-        "lease_expires = $3, started_at = $4, finished_at = NULL FROM t "
-        "WHERE trials.id = t.id AND t.status IN ('queued', 'running') "
+        "x AS (UPDATE trials SET status = 'failed', lost = t.lost, finished_at = $4, "
+        "lease_expires = NULL, error = 'delivered ' || t.lost || "
+        "' times without a result (its workers died)' FROM t WHERE trials.id = t.id AND "
+        "t.status = 'running' AND $5 > 0 AND t.lost >= $5 RETURNING trials.id), "
+        "s AS (UPDATE trials SET status = 'running', attempts = t.attempts + 1, lost = t.lost, "
+        "worker_id = $2, lease_expires = $3, started_at = $4, finished_at = NULL FROM t "
+        "WHERE trials.id = t.id AND t.status IN ('queued', 'running') AND "
+        "NOT (t.status = 'running' AND $5 > 0 AND t.lost >= $5) "
         "RETURNING trials.id, trials.attempts, trials.study_id, trials.number, trials.dataset, "
         "trials.params), "
         "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
         "SELECT id, attempts, $2, $4 FROM s), "
-        "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM s ORDER BY id) "
-        "SELECT t.id, s.id IS NOT NULL, s.attempts, s.study_id, s.number, s.dataset, s.params "
-        "FROM t LEFT JOIN s ON s.id = t.id";
-    Result q = db_.query(kStart, ids, worker_id, expires, now);
+        "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM (SELECT id FROM s UNION ALL "
+        "SELECT id FROM x) c ORDER BY id) "
+        "SELECT t.id, s.id IS NOT NULL, s.attempts, s.study_id, s.number, s.dataset, s.params, "
+        "x.id IS NOT NULL FROM t LEFT JOIN s ON s.id = t.id LEFT JOIN x ON x.id = t.id";
+    Result q = db_.query(kStart, ids, worker_id, expires, now, max_attempts);
     std::unordered_map<int64_t, int> row_of;
     for (int r = 0; r < q.rows(); ++r) row_of.emplace(q.i64(r, 0), r);
     for (size_t i = 0; i < ids.size(); ++i) {
       Start& s = out[first + i];
       auto it = row_of.find(ids[i]);
       s.known = it != row_of.end();
-      if (!s.known || !q.boolean(it->second, 1)) continue;
+      if (!s.known) continue;
+      s.exhausted = q.boolean(it->second, 7);
+      if (!q.boolean(it->second, 1)) continue;
       const int r = it->second;
       s.claim = Claim{ids[i],      q.i32(r, 2),  q.i64(r, 3),
                       q.i64(r, 4), q.text(r, 5), parse(q.text(r, 6), "trials.params"),

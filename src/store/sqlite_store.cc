@@ -440,16 +440,17 @@ class SqliteStore final : public Store {
 
   std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
                                    std::chrono::milliseconds lease) override {
-    Start s = std::move(start_trials({trial_id}, worker_id, lease).front());
+    Start s = std::move(start_trials({trial_id}, worker_id, lease, 0).front());
     if (!s.known) throw no_trial("start_trial", trial_id);
     return std::move(s.claim);
   }
 
   std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
-                                  const std::string& worker_id,
-                                  std::chrono::milliseconds lease) override {
+                                  const std::string& worker_id, std::chrono::milliseconds lease,
+                                  int max_attempts) override {
     if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
     if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
+    if (max_attempts < 0) throw invalid_argument(where("start_trial") + "max_attempts < 0");
     std::lock_guard lock(mu_);
     return db_.write("start_trial", [&] {
       const int64_t now = now_ms();
@@ -460,6 +461,15 @@ class SqliteStore final : public Store {
         s.known = trial_exists(trial_id);
         if (!s.known) continue;
         lose_running_attempt(trial_id, now);
+        if (max_attempts > 0 &&
+            db_.exec("UPDATE trials SET status = 'failed', error = 'delivered ' || lost || "
+                     "' times without a result (its workers died)', finished_at = ?2, "
+                     "lease_expires = NULL WHERE id = ?1 AND status = 'running' AND lost >= ?3",
+                     trial_id, now, max_attempts) == 1) {
+          log_change(trial_id);
+          s.exhausted = true;
+          continue;
+        }
         Query q = db_.query(
             "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?2, "
             "lease_expires = ?3, started_at = ?4, finished_at = NULL "

@@ -146,13 +146,19 @@ class Store {
   // start_trial for several deliveries in one transaction (a worker on short trials takes
   // what the broker has sent ahead). Element i is for trial_ids[i]: its claim, nothing
   // (finished or cancelled), or unknown (no such trial: a message of another store).
+  // max_attempts > 0: a redelivered trial whose lost attempts reach it is failed instead
+  // with "delivered N times without a result (its workers died)" and not started
+  // (exhausted), so the limit holds across copies of its message (a hand-back publishes a
+  // copy, which the broker counts from zero).
   struct Start {
     std::optional<Claim> claim;
     bool known = true;
+    bool exhausted = false;
   };
   virtual std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
                                           const std::string& worker_id,
-                                          std::chrono::milliseconds lease) = 0;
+                                          std::chrono::milliseconds lease,
+                                          int max_attempts = 0) = 0;
   // Fails a trial whose deliveries ran out (the broker dead-lettered it after its delivery
   // limit): a running attempt is lost (outcome "lost", lost + 1), the trial becomes failed
   // with `error`. false, writing nothing, when it was already finished. kNotFound.
@@ -187,7 +193,7 @@ class Store {
     // Times the connection waited for another's lock: SQLite's write lock; on PostgreSQL
     // only the store-wide steps (migrating, numbering changes), not row locks.
     uint64_t busy_waits = 0;
-    uint64_t retries = 0;       // whole transactions retried after the busy timeout
+    uint64_t retries = 0;  // whole transactions retried after the busy timeout
   };
   virtual Stats stats() const = 0;
 };

@@ -84,6 +84,34 @@ TEST_P(StoreTest, StartTrialsStartsABatchInOneTransaction) {
   EXPECT_EQ(store_->get_trial(id).lost, 1);
 }
 
+// With a limit, the store fails a trial redelivered once too often itself: the count is its
+// lost attempts, which a hand-back's fresh copy of the message does not reset.
+TEST_P(StoreTest, StartTrialsFailsATrialWhoseRedeliveriesReachTheLimit) {
+  const int64_t study = study_with_trials("s", 1);
+  const int64_t id = store_->list_trials(study, {})[0].id;
+  ASSERT_TRUE(store_->start_trials({id}, "w1", kLease, 2)[0].claim);
+  const std::vector<Store::Start> second = store_->start_trials({id}, "w2", kLease, 2);
+  ASSERT_TRUE(second[0].claim);  // one attempt lost: below the limit
+  EXPECT_EQ(second[0].claim->attempt, 2);
+  const int64_t before = store_->last_trial_change();
+  const std::vector<Store::Start> third = store_->start_trials({id}, "w3", kLease, 2);
+  EXPECT_TRUE(third[0].known);
+  EXPECT_TRUE(third[0].exhausted);
+  EXPECT_FALSE(second[0].exhausted);
+  EXPECT_FALSE(third[0].claim);
+  const TrialRecord t = store_->get_trial(id);
+  EXPECT_EQ(t.status, TrialStatus::kFailed);
+  EXPECT_EQ(t.lost, 2);
+  EXPECT_EQ(t.error, "delivered 2 times without a result (its workers died)");
+  ASSERT_EQ(store_->list_attempts(id).size(), 2u);
+  for (const AttemptRecord& a : store_->list_attempts(id)) EXPECT_EQ(a.outcome, "lost");
+  EXPECT_EQ(store_->trials_changed_since(before, 10).size(), 1u);
+  // A queued trial is never failed by the limit, whatever it lost before (hand-backs).
+  const int64_t other = study_with_trials("t", 1);
+  const int64_t queued = store_->list_trials(other, {})[0].id;
+  EXPECT_TRUE(store_->start_trials({queued}, "w1", kLease, 1)[0].claim);
+}
+
 TEST_P(StoreTest, RedeliveryLosesTheRunningAttemptAndStartsTheNext) {
   study_with_trials("s", 1);
   const Claim first = *store_->claim_next("w1", {.lease = kLease});
