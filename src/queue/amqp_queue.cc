@@ -101,7 +101,7 @@ class AmqpQueue final : public TrialQueue {
         if (inbox_.front().redelivered) {
           batch.push_back(std::move(inbox_.front()));
           inbox_.pop_front();
-          isolate(lock, batch.front());
+          isolate(lock);
         } else {
           while (!inbox_.empty() && !inbox_.front().redelivered && batch.size() < kMaxStartBatch) {
             batch.push_back(std::move(inbox_.front()));
@@ -115,7 +115,6 @@ class AmqpQueue final : public TrialQueue {
 
   void ack(const Delivery& d) override {
     keeper_.remove(d.trial_id, d.attempt);
-    end_isolation(d.tag, d.connection);
     post({Command::kAck, d.tag, d.connection});
   }
 
@@ -123,14 +122,9 @@ class AmqpQueue final : public TrialQueue {
   // original is acked: a hand-back does not use up one of the trial's deliveries (a
   // requeueing nack would, on a quorum queue).
   void requeue(const Delivery& d) override {
-    if (store_.release_trial(d.trial_id, d.attempt)) {
-      std::lock_guard lock(pub_mu_);
-      with_publisher([&](amqp::Connection& c) {
-        c.publish(layout_.trials, {message_body(d.trial_id, d.study_id, d.number)});
-      });
-    }
+    if (store_.release_trial(d.trial_id, d.attempt))
+      publish_copy(message_body(d.trial_id, d.study_id, d.number));
     keeper_.remove(d.trial_id, d.attempt);
-    end_isolation(d.tag, d.connection);
     post({Command::kAck, d.tag, d.connection});
   }
 
@@ -142,7 +136,6 @@ class AmqpQueue final : public TrialQueue {
     std::lock_guard lock(mu_);
     std::deque<Delivery> started;
     started.swap(started_);
-    isolated_.reset();
     for (const Delivery& d : started) keeper_.remove(d.trial_id, d.attempt);
     if (!consumer_) {
       // Nothing to ack them on: the broker requeued the messages already.
@@ -157,10 +150,7 @@ class AmqpQueue final : public TrialQueue {
     while (std::optional<amqp::Message> m = consumer_->poll_delivery())
       inbox_.push_back({m->tag, std::move(m->body), generation_, m->redelivered});
     auto hand_back = [&](const std::string& body, uint64_t tag) {
-      {
-        std::lock_guard pub(pub_mu_);
-        with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {body}); });
-      }
+      publish_copy(body);
       consumer_->ack(tag);
     };
     for (const Delivery& d : started) {
@@ -212,18 +202,12 @@ class AmqpQueue final : public TrialQueue {
     uint64_t connection = 0;
     bool redelivered = false;
   };
-  struct Isolated {
-    uint64_t tag;
-    uint64_t connection;
-  };
-
   // A redelivered trial may be what killed its last worker: it is started alone, and what
   // came ahead of it goes back to the queue the way requeue() hands back (a copy, then an
   // ack), so that another crash uses up none of their deliveries. A copy starts the broker's
   // count afresh; the store keeps the count that matters (lost attempts, see start_trials).
   // (What the broker sends while it runs waits, unstarted.) REQUIRES(mu_), held by lock.
-  void isolate(std::unique_lock<std::mutex>& lock, const Raw& redelivered) {
-    isolated_ = Isolated{redelivered.tag, redelivered.connection};
+  void isolate(std::unique_lock<std::mutex>& lock) {
     std::deque<Raw> ahead;
     ahead.swap(inbox_);
     std::deque<Delivery> started;
@@ -231,21 +215,17 @@ class AmqpQueue final : public TrialQueue {
     lock.unlock();
     for (const Delivery& d : started) requeue(d);
     for (const Raw& raw : ahead) {
-      {
-        std::lock_guard pub(pub_mu_);
-        with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {raw.body}); });
-      }
+      publish_copy(raw.body);
       post({Command::kAck, raw.tag, raw.connection});
     }
     lock.lock();
   }
 
-  // The delivery (tag, connection) is settled: if it was the isolated one, others may run
-  // again.
-  void end_isolation(uint64_t tag, uint64_t connection) {
-    std::lock_guard lock(mu_);
-    if (isolated_ && isolated_->tag == tag && isolated_->connection == connection)
-      isolated_.reset();
+  // A copy of a message goes to the back of the queue (a hand-back, before the original's
+  // ack), as a fresh message for the broker's delivery count.
+  void publish_copy(const std::string& body) {
+    std::lock_guard lock(pub_mu_);
+    with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {body}); });
   }
 
   // Starts the trials of `batch` in the store and queues their deliveries in started_;
@@ -278,10 +258,8 @@ class AmqpQueue final : public TrialQueue {
       if (!starts[i].known || starts[i].exhausted) {
         // Another store's trial on this broker, or one the store failed for its lost
         // attempts: dead-lettered, for operators to look at.
-        end_isolation(raw.tag, raw.connection);
         post({Command::kReject, raw.tag, raw.connection});
       } else if (!claim) {  // finished or cancelled already: a redelivery of a committed result
-        end_isolation(raw.tag, raw.connection);
         post({Command::kAck, raw.tag, raw.connection});
       } else {
         keeper_.add(claim->trial_id, claim->attempt);
@@ -415,7 +393,6 @@ class AmqpQueue final : public TrialQueue {
         consumer_.reset();
         // Messages of the lost connection come again from the broker.
         std::erase_if(inbox_, [&](const Raw& r) { return r.connection == generation_; });
-        if (isolated_ && isolated_->connection == generation_) isolated_.reset();
         std::erase_if(started_, [&](const Delivery& d) {
           if (d.connection != generation_) return false;
           keeper_.remove(d.trial_id, d.attempt);  // its redelivery starts the next attempt
@@ -448,7 +425,6 @@ class AmqpQueue final : public TrialQueue {
   uint64_t generation_ = 0;                     // GUARDED_BY(mu_): consumer connections made
   std::deque<Raw> inbox_;                       // GUARDED_BY(mu_)
   std::deque<Delivery> started_;                // GUARDED_BY(mu_): started, not yet received
-  std::optional<Isolated> isolated_;            // GUARDED_BY(mu_): see isolate
   std::vector<Command> commands_;               // GUARDED_BY(mu_)
   std::optional<Error> fatal_;                  // GUARDED_BY(mu_): configuration errors
   bool stopping_ = false;                       // GUARDED_BY(mu_)
