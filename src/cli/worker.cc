@@ -31,7 +31,7 @@ void add_worker_command(CLI::App& app) {
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
   cmd->add_option("--prefetch", opts->prefetch,
-                  "with --broker: trials in hand at once (default 2 x slots x pack); more lets "
+                  "with --broker: trials in hand at once (default slots x pack); more lets "
                   "short trials share transactions, fewer keeps long ones from waiting here")
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--threads", opts->threads, "BLAS threads")

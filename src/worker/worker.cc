@@ -399,7 +399,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   sq.min_prefetch = options.pack;
   sq.max_prefetch = std::max(sq.max_prefetch, options.pack);
   queue::AmqpQueueOptions aq;
-  aq.prefetch = options.prefetch > 0 ? options.prefetch : 2 * options.slots * options.pack;
+  aq.prefetch = options.prefetch > 0 ? options.prefetch : options.slots * options.pack;
   aq.max_attempts = options.max_attempts;
   aq.lease = options.lease;
   auto queue = queue::make_queue(*queue_store, id, options.broker_url, sq, aq);

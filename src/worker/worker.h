@@ -30,8 +30,9 @@ struct WorkerOptions {
   // computation per slot; 1 trains trial by trial.
   int pack = 1;
   int threads = 1;  // BLAS threads
-  // With a broker: deliveries in hand at once (see AmqpQueueOptions::prefetch); 0: two per
-  // slot and pack member, so the next trial is there when one finishes.
+  // With a broker: deliveries in hand at once (see AmqpQueueOptions::prefetch); 0: one per
+  // slot and pack member (a trial that kills its worker takes no other trial's delivery
+  // with it).
   int prefetch = 0;
   std::chrono::milliseconds lease{30'000};
   int max_attempts = 3;
