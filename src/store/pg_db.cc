@@ -115,6 +115,24 @@ std::pair<ErrorCode, bool> classify_connect(const std::string& m) {
 
 void ignore_notice(void*, const char*) {}
 
+// sql with SQLite's numbered placeholders (?1) as PostgreSQL's ($1); quoted text and
+// identifiers are left alone.
+std::string dollar_placeholders(std::string_view sql) {
+  std::string out(sql);
+  char quote = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '?' && i + 1 < out.size() && out[i + 1] >= '0' && out[i + 1] <= '9') {
+      out[i] = '$';
+    }
+  }
+  return out;
+}
+
 // The start of a statement, for messages.
 std::string snippet(std::string_view sql) {
   std::string s(sql.substr(0, 80));
@@ -360,6 +378,22 @@ Result Db::run_simple(const char* sql) {
   return Result(r);
 }
 
+Result Db::query_with(std::string_view sql, const std::vector<SqlValue>& values) {
+  std::vector<Param> params;
+  params.reserve(values.size());
+  for (const SqlValue& v : values)
+    params.push_back(std::visit(
+        [](const auto& x) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+            return param(std::nullopt);
+          } else {
+            return param(x);
+          }
+        },
+        v));
+  return query_with(sql, params);
+}
+
 void Db::exec_script(const std::string& sql) {
   run_simple(sql.c_str());
 }
@@ -375,7 +409,8 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   if (it == statements_.end()) {
     std::string name = "layerlab_" + std::to_string(++next_statement_);
     std::string text(sql);
-    pg_result* r = PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(n), types.data());
+    pg_result* r = PQprepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(),
+                             static_cast<int>(n), types.data());
     if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) fail(r, "prepare " + snippet(sql));
     PQclear(r);
     it = statements_.emplace(std::move(text), std::move(name)).first;
@@ -401,7 +436,8 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
   sent = sent && PQsendQueryParams(conn_, pending_write_ ? kBeginWrite : kBeginRead, 0, nullptr,
                                    nullptr, nullptr, nullptr, 0) == 1;
   if (prepare)
-    sent = sent && PQsendPrepare(conn_, name.c_str(), text.c_str(), n, types.data()) == 1;
+    sent = sent && PQsendPrepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(), n,
+                                 types.data()) == 1;
   sent =
       sent && PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
   sent = sent && PQpipelineSync(conn_) == 1;

@@ -19,6 +19,9 @@
 //    too does the retry run blind (a claim may then take a second trial, left to its
 //    lease; a finish report false; a create_study find its own study).
 //
+// Statements are written with SQLite's numbered placeholders (?1, ?2, ...), as the
+// statements the two stores share are; they are sent to the server as $1, $2, ...
+//
 // Round trips: BEGIN and the first statement go together (libpq's pipeline mode), each
 // further statement is one, and COMMIT one: a write of one statement costs two.
 // Statements are prepared once per connection (cached by their text).
@@ -41,6 +44,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "store/sql_value.h"
 
 // libpq's types, without its header (it stays private to pg_db.cc).
 struct pg_conn;
@@ -97,7 +101,9 @@ Param param(const std::optional<T>& v) {
   return p;
 }
 
-// The rows of one statement. Text results; columns by index.
+// The rows of one statement. Text results; columns by index, rows either by index or as a
+// cursor (next() moves to the next row; the one-argument accessors read that row), as
+// sqlite::Query reads them.
 class Result {
  public:
   Result() = default;
@@ -118,11 +124,22 @@ class Result {
   std::optional<int64_t> opt_i64(int row, int col) const;
   std::string text(int row, int col) const;  // NULL -> ""
 
+  bool next() { return ++row_ < rows(); }
+  bool is_null(int col) const { return is_null(row_, col); }
+  int64_t i64(int col) const { return i64(row_, col); }
+  int i32(int col) const { return i32(row_, col); }
+  bool boolean(int col) const { return boolean(row_, col); }
+  double f64(int col) const { return f64(row_, col); }
+  std::optional<double> opt_f64(int col) const { return opt_f64(row_, col); }
+  std::optional<int64_t> opt_i64(int col) const { return opt_i64(row_, col); }
+  std::string text(int col) const { return text(row_, col); }
+
  private:
   struct Clear {
     void operator()(pg_result* r) const;
   };
   std::unique_ptr<pg_result, Clear> r_;
+  int row_ = -1;  // the cursor's row
 };
 
 class Db {
@@ -139,7 +156,7 @@ class Db {
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
-  // Runs sql (a prepared statement, cached by its text) with args bound to $1, $2, ...
+  // Runs sql (a prepared statement, cached by its text) with args bound to ?1 or $1, ...
   template <typename... A>
   Result query(std::string_view sql, const A&... args) {
     Param params[] = {param(args)..., Param{}};  // one spare: never a zero-length array
@@ -149,6 +166,7 @@ class Db {
   Result query_with(std::string_view sql, const std::vector<Param>& params) {
     return run_prepared(sql, params.data(), params.size());
   }
+  Result query_with(std::string_view sql, const std::vector<SqlValue>& values);
   // As query; returns the number of rows changed.
   template <typename... A>
   int64_t exec(std::string_view sql, const A&... args) {

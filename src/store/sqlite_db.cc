@@ -175,6 +175,23 @@ void Db::configure() {
   }
 }
 
+Query Db::query_with(std::string_view sql, const std::vector<SqlValue>& values) {
+  Query q(statement(sql), *this);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int at = static_cast<int>(i) + 1;
+    std::visit(
+        [&](const auto& x) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+            q.bind(at, std::nullopt);
+          } else {
+            q.bind(at, x);
+          }
+        },
+        values[i]);
+  }
+  return q;
+}
+
 void Db::exec_script(const char* sql) {
   if (int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); rc != SQLITE_OK)
     fail(rc, "script");

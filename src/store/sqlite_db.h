@@ -19,8 +19,10 @@
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "common/error.h"
+#include "store/sql_value.h"
 
 namespace layerlab::store::sqlite {
 
@@ -102,6 +104,8 @@ class Db {
     (q.bind(++i, args), ...);
     return q;
   }
+  // As query, with a parameter list built at run time.
+  Query query_with(std::string_view sql, const std::vector<SqlValue>& values);
   // Runs sql to the end; returns the number of rows it changed.
   template <typename... A>
   int64_t exec(std::string_view sql, const A&... args) {
@@ -110,6 +114,10 @@ class Db {
   }
   // Runs a script of several statements (migrations); no parameters.
   void exec_script(const char* sql);
+
+  // Inside a write transaction: nothing to do (BEGIN IMMEDIATE already holds the
+  // database's one write lock); the counterpart of pg::Db::lock_exclusive.
+  bool lock_exclusive(int64_t /*key*/) { return false; }
 
   int64_t changes() const;
   int64_t last_insert_rowid() const;

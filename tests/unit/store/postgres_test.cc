@@ -259,5 +259,35 @@ INSTANTIATE_TEST_SUITE_P(Postgres, InjectedFailure, ::testing::Values("40001", "
                                                                       : "Deadlock";
                          });
 
+// The shared statements are written with SQLite's ?N; the connection sends them as $N, and
+// leaves a ? in quoted text or identifiers alone.
+TEST(Postgres, NumberedPlaceholdersBecomeDollarOnesOutsideQuotes) {
+  PostgresService& server = PostgresService::instance();
+  const std::string db = server.fresh_database();
+  {
+    pg::Db conn(server.url_of(db), "placeholders", pg::Db::Options{});
+    std::string text, quoted;
+    int64_t sum = 0;
+    conn.read("placeholders", [&] {
+      pg::Result r = conn.query("SELECT '?1 ''?2''' || ?2, ?1 + ?1 AS \"?3\"", int64_t{20}, "x");
+      ASSERT_TRUE(r.next());
+      text = r.text(0);
+      sum = r.i64(1);
+      EXPECT_FALSE(r.next());
+    });
+    EXPECT_EQ(text, "?1 '?2'x");
+    EXPECT_EQ(sum, 40);
+    std::vector<SqlValue> values = {SqlValue{int64_t{5}}, SqlValue{}, SqlValue{std::string("y")}};
+    conn.read("placeholders", [&] {
+      pg::Result r = conn.query_with("SELECT ?1::bigint + 1, ?2::text IS NULL, ?3::text", values);
+      ASSERT_TRUE(r.next());
+      EXPECT_EQ(r.i64(0), 6);
+      EXPECT_TRUE(r.boolean(1));
+      EXPECT_EQ(r.text(2), "y");
+    });
+  }
+  server.drop_database(db);
+}
+
 }  // namespace
 }  // namespace layerlab::store

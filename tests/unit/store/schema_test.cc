@@ -1,12 +1,12 @@
 // Opening a store: migrations (both backends), reopening, newer schemas, files that are not
 // stores, URLs.
+#include "store/schema.h"
+
 #include <sqlite3.h>
 
 #include <thread>
 #include <vector>
 
-#include "store/migrations.h"
-#include "store/pg_migrations.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
@@ -37,7 +37,7 @@ void exec(const std::string& path, const char* sql) {
 }
 
 int newest_version() {
-  return sqlite::migrations().back().version;
+  return sqlite::schema().steps.back().version;
 }
 
 // A fresh, empty database of either backend, and plain SQL on it (not through the store).
@@ -83,7 +83,7 @@ TEST_P(SchemaTest, MigratesAnEmptyDatabaseAndReopensWithoutChanges) {
     id = store->create_study("s", {{"k", 1}});
   }
   std::vector<int64_t> versions = rows("SELECT version FROM schema_version ORDER BY version");
-  ASSERT_EQ(versions.size(), sqlite::migrations().size());
+  ASSERT_EQ(versions.size(), sqlite::schema().steps.size());
   EXPECT_EQ(versions.back(), newest_version());
   for (int i = 0; i < 2; ++i) {
     auto store = open_store(url_);
@@ -107,7 +107,7 @@ TEST_P(SchemaTest, ProcessesOpeningAtOnceMigrateOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(errors, 0);
   EXPECT_EQ(rows("SELECT COUNT(*) FROM schema_version"),
-            std::vector<int64_t>{static_cast<int64_t>(sqlite::migrations().size())});
+            std::vector<int64_t>{static_cast<int64_t>(sqlite::schema().steps.size())});
 }
 
 TEST_P(SchemaTest, NewerDatabaseIsAClearError) {
@@ -120,10 +120,10 @@ TEST_P(SchemaTest, NewerDatabaseIsAClearError) {
 }
 
 TEST(Schema, PostgresHasTheSameMigrationsAsSqlite) {
-  ASSERT_EQ(pg::migrations().size(), sqlite::migrations().size());
-  for (size_t i = 0; i < pg::migrations().size(); ++i) {
-    EXPECT_EQ(pg::migrations()[i].version, sqlite::migrations()[i].version);
-    EXPECT_STREQ(pg::migrations()[i].description, sqlite::migrations()[i].description);
+  ASSERT_EQ(pg::schema().steps.size(), sqlite::schema().steps.size());
+  for (size_t i = 0; i < pg::schema().steps.size(); ++i) {
+    EXPECT_EQ(pg::schema().steps[i].version, sqlite::schema().steps[i].version);
+    EXPECT_STREQ(pg::schema().steps[i].description, sqlite::schema().steps[i].description);
   }
 }
 

@@ -1,6 +1,6 @@
-#include "store/migrations.h"
-
 #include <string>
+
+#include "store/schema.h"
 
 namespace layerlab::store::sqlite {
 namespace {
@@ -95,7 +95,7 @@ ALTER TABLE workers ADD COLUMN pack INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE workers ADD COLUMN memory_bytes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// PostgreSQL's writers stopped numbering changes under a store-wide lock (pg_migrations.cc);
+// PostgreSQL's writers stopped numbering changes under a store-wide lock (pg_schema.cc);
 // SQLite's writers hold the file's write lock anyway, and number them as before.
 constexpr const char* kV5 = "SELECT 1";
 
@@ -114,54 +114,15 @@ CREATE TABLE IF NOT EXISTS schema_version (
   applied_at   INTEGER NOT NULL DEFAULT (CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
 ))sql";
 
-int read_version(Db& db) {
-  bool has_table = false;
-  {
-    Query q =
-        db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
-    has_table = q.next();
-  }
-  if (!has_table) return 0;
-  Query q = db.query("SELECT COALESCE(MAX(version), 0) FROM schema_version");
-  q.next();
-  return q.i32(0);
-}
-
-void check_not_newer(const Db& db, int found) {
-  int known = migrations().back().version;
-  if (found > known)
-    throw failed_precondition(db.label() + ": the database has schema version " +
-                              std::to_string(found) + " but this layerlab knows versions up to " +
-                              std::to_string(known) + "; use a newer layerlab");
-}
-
 }  // namespace
 
-std::span<const Migration> migrations() {
-  return kMigrations;
-}
-
-int schema_version(Db& db) {
-  return db.read("schema_version", [&] { return read_version(db); });
-}
-
-void migrate(Db& db) {
-  int newest = migrations().back().version;
-  int found = schema_version(db);
-  check_not_newer(db, found);
-  if (found == newest) return;  // the common case: no write at all
-  for (const Migration& m : migrations()) {
-    if (m.version <= found) continue;
-    db.write("migrate", [&] {
-      int now = read_version(db);  // another process may have got here first
-      check_not_newer(db, now);
-      if (now >= m.version) return;
-      db.exec_script(kVersionTable);
-      db.exec_script(m.sql);
-      db.exec("INSERT INTO schema_version (version, description) VALUES (?1, ?2)", m.version,
-              m.description);
-    });
-  }
+// A write transaction (BEGIN IMMEDIATE) already holds the file's one write lock, so
+// lock_key is never taken.
+const SchemaDialect& schema() {
+  static const SchemaDialect kSchema{
+      kMigrations, kVersionTable,
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'", 0};
+  return kSchema;
 }
 
 }  // namespace layerlab::store::sqlite

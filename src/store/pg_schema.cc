@@ -1,11 +1,11 @@
-#include "store/pg_migrations.h"
-
 #include <string>
+
+#include "store/schema.h"
 
 namespace layerlab::store::pg {
 namespace {
 
-// As in migrations.cc: times are BIGINT milliseconds since the Unix epoch (from the
+// As in sqlite_schema.cc: times are BIGINT milliseconds since the Unix epoch (from the
 // store's Clock, never the server's), JSON is TEXT (the same text SQLite stores), reals are
 // DOUBLE PRECISION, ids are identity columns.
 constexpr const char* kV1 = R"sql(
@@ -113,10 +113,6 @@ constexpr Migration kMigrations[] = {
     {5, "change log without a store-wide write lock", kV5},
 };
 
-// Processes opening the same database at once apply each step once: they take this lock
-// and re-check the version.
-constexpr int64_t kMigrationLock = 7809643637400461666;
-
 constexpr const char* kVersionTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (
   version      INTEGER PRIMARY KEY,
@@ -124,57 +120,20 @@ CREATE TABLE IF NOT EXISTS schema_version (
   applied_at   BIGINT NOT NULL
 ))sql";
 
-// Reads the catalog itself (not to_regclass): a backend that waited for the lock while
-// another created the table may still have "no such table" in its catalog cache, and
-// scanning pg_class under a new lock refreshes that cache for the statements that follow.
-int read_version(Db& db) {
-  if (!db.query("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables WHERE "
-                "schemaname = current_schema() AND tablename = 'schema_version')")
-           .boolean(0, 0))
-    return 0;
-  return db.query("SELECT COALESCE(MAX(version), 0) FROM schema_version").i32(0, 0);
-}
-
-void check_not_newer(const Db& db, int found) {
-  int known = migrations().back().version;
-  if (found > known)
-    throw failed_precondition(db.label() + ": the database has schema version " +
-                              std::to_string(found) + " but this layerlab knows versions up to " +
-                              std::to_string(known) + "; use a newer layerlab");
-}
-
 }  // namespace
 
-std::span<const Migration> migrations() {
-  return kMigrations;
-}
-
-int schema_version(Db& db) {
-  return db.read("schema_version", [&] { return read_version(db); });
-}
-
-void migrate(Db& db, bool create_if_missing, int64_t now_ms) {
-  int newest = migrations().back().version;
-  int found = schema_version(db);
-  check_not_newer(db, found);
-  if (found == newest) return;  // the common case: no write at all
-  if (found == 0 && !create_if_missing)
-    throw not_found(db.label() +
-                    ": the database holds no layerlab store (create_if_missing "
-                    "is off)");
-  for (const Migration& m : migrations()) {
-    if (m.version <= found) continue;
-    db.write("migrate", [&] {
-      db.lock_exclusive(kMigrationLock);
-      int now = read_version(db);  // another process may have got here first
-      check_not_newer(db, now);
-      if (now >= m.version) return;
-      db.exec_script(kVersionTable);
-      db.exec_script(m.sql);
-      db.exec("INSERT INTO schema_version (version, description, applied_at) VALUES ($1, $2, $3)",
-              m.version, m.description, now_ms);
-    });
-  }
+// Processes opening the same database at once apply each step once: they take the
+// advisory lock kSchema.lock_key and re-check the version. The check reads the catalog
+// itself (not to_regclass): a backend that waited for the lock while another created the
+// table may still have "no such table" in its catalog cache, and scanning pg_class under a
+// new lock refreshes that cache for the statements that follow.
+const SchemaDialect& schema() {
+  static const SchemaDialect kSchema{
+      kMigrations, kVersionTable,
+      "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND "
+      "tablename = 'schema_version'",
+      7809643637400461666};
+  return kSchema;
 }
 
 }  // namespace layerlab::store::pg

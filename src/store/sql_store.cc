@@ -1,0 +1,706 @@
+#include "store/sql_store.h"
+
+#include <regex>
+#include <set>
+
+#include "common/error.h"
+#include "store/pg_db.h"
+#include "store/sqlite_db.h"
+
+namespace layerlab::store {
+namespace {
+
+std::optional<Time> opt_at(std::optional<int64_t> ms) {
+  if (!ms) return std::nullopt;
+  return Time{std::chrono::milliseconds{*ms}};
+}
+
+template <typename... S>
+std::string sql(const S&... parts) {
+  std::string s;
+  (s += ... += parts);
+  return s;
+}
+
+constexpr const char* kStudyColumns = "id, name, spec, status, created_at";
+constexpr const char* kTrialColumns =
+    "id, study_id, number, dataset, params, status, attempts, lost, result, value, error, "
+    "worker_id, created_at, started_at, finished_at, lease_expires";
+constexpr const char* kEpochColumns =
+    "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra";
+constexpr const char* kWorkerColumns =
+    "id, host, pid, device, started_at, heartbeat_at, current_trial, status, pack, memory_bytes";
+
+}  // namespace
+
+// ---- studies
+
+template <typename Db>
+int64_t SqlStore<Db>::create_study(const std::string& name, const nlohmann::json& spec) {
+  if (name.empty()) throw invalid_argument(where("create_study") + "the study name is empty");
+  std::string spec_text = to_text(spec, "create_study", "spec");
+  std::lock_guard lock(mu_);
+  return db_.write("create_study", [&] {
+    auto q = db_.query("SELECT id FROM studies WHERE name = ?1", name);
+    if (q.next())
+      throw failed_precondition(where("create_study") + "a study named '" + name +
+                                "' already exists (id " + std::to_string(q.i64(0)) +
+                                "); resume it or choose another name");
+    // A creator racing this one (its row not yet committed when the check ran) wins.
+    auto added = db_.query(
+        "INSERT INTO studies (name, spec, status, created_at) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT (name) DO NOTHING RETURNING id",
+        name, spec_text, to_string(StudyStatus::kRunning), now_ms());
+    if (!added.next())
+      throw failed_precondition(where("create_study") + "a study named '" + name +
+                                "' already exists; resume it or choose another name");
+    return added.i64(0);
+  });
+}
+
+template <typename Db>
+std::optional<StudyRecord> SqlStore<Db>::find_study(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return db_.read("find_study", [&]() -> std::optional<StudyRecord> {
+    auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies WHERE name = ?1"), name);
+    if (!q.next()) return std::nullopt;
+    return read_study(q);
+  });
+}
+
+template <typename Db>
+StudyRecord SqlStore<Db>::get_study(int64_t id) {
+  std::lock_guard lock(mu_);
+  return db_.read("get_study", [&] {
+    auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies WHERE id = ?1"), id);
+    if (!q.next()) throw no_study("get_study", id);
+    return read_study(q);
+  });
+}
+
+template <typename Db>
+std::vector<StudyRecord> SqlStore<Db>::list_studies() {
+  std::lock_guard lock(mu_);
+  return db_.read("list_studies", [&] {
+    std::vector<StudyRecord> out;
+    auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies ORDER BY id"));
+    while (q.next()) out.push_back(read_study(q));
+    return out;
+  });
+}
+
+template <typename Db>
+void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
+  std::lock_guard lock(mu_);
+  db_.write("set_study_status", [&] {
+    if (db_.exec("UPDATE studies SET status = ?2 WHERE id = ?1", id, to_string(status)) == 0)
+      throw no_study("set_study_status", id);
+  });
+}
+
+template <typename Db>
+int64_t SqlStore<Db>::cancel_study(int64_t id) {
+  std::lock_guard lock(mu_);
+  return db_.write("cancel_study", [&] {
+    if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1", id) == 0)
+      throw no_study("cancel_study", id);
+    std::vector<int64_t> ids =
+        returned_ids(db_.query("UPDATE trials SET status = 'cancelled', finished_at = ?2 "
+                               "WHERE study_id = ?1 AND status = 'queued' RETURNING id",
+                               id, now_ms()));
+    log_changes(ids);
+    return static_cast<int64_t>(ids.size());
+  });
+}
+
+template <typename Db>
+StudyCounts SqlStore<Db>::counts(int64_t study_id) {
+  std::lock_guard lock(mu_);
+  return db_.read("counts", [&] {
+    require_study("counts", study_id);
+    StudyCounts c;
+    auto q = db_.query("SELECT status, COUNT(*) FROM trials WHERE study_id = ?1 GROUP BY status",
+                       study_id);
+    while (q.next()) c.by_status[static_cast<size_t>(parse_trial_status(q.text(0)))] = q.i64(1);
+    return c;
+  });
+}
+
+// ---- trials
+
+template <typename Db>
+std::vector<int64_t> SqlStore<Db>::add_trials(int64_t study_id,
+                                              const std::vector<NewTrial>& trials) {
+  std::vector<std::string> params;
+  params.reserve(trials.size());
+  for (const NewTrial& t : trials) {
+    std::string what = where("add_trials") + "trial " + std::to_string(t.number) + ": ";
+    if (t.number < 0) throw invalid_argument(what + "the number is negative");
+    if (t.dataset.empty()) throw invalid_argument(what + "the dataset is empty");
+    if (t.params.is_null()) {
+      params.emplace_back("{}");
+      continue;
+    }
+    if (!t.params.is_object()) throw invalid_argument(what + "params must be a JSON object");
+    params.push_back(to_text(t.params, "add_trials", "params"));
+  }
+  std::lock_guard lock(mu_);
+  return db_.write("add_trials", [&] {
+    auto s = db_.query("SELECT status FROM studies WHERE id = ?1", study_id);
+    if (!s.next()) throw no_study("add_trials", study_id);
+    if (s.text(0) == to_string(StudyStatus::kCancelled))
+      throw failed_precondition(where("add_trials") + "study " + std::to_string(study_id) +
+                                " is cancelled");
+    if (trials.empty()) return std::vector<int64_t>{};
+    return insert_trials(study_id, trials, params, now_ms());
+  });
+}
+
+template <typename Db>
+TrialRecord SqlStore<Db>::get_trial(int64_t id) {
+  std::lock_guard lock(mu_);
+  return db_.read("get_trial", [&] {
+    auto q = db_.query(sql("SELECT ", kTrialColumns, " FROM trials WHERE id = ?1"), id);
+    if (!q.next()) throw no_trial("get_trial", id);
+    return read_trial(q);
+  });
+}
+
+// The WHERE clause of a trial filter and its parameters: study ?1, then the statuses and
+// the dataset. The statuses are distinct and in a fixed order, so the variants stay few.
+template <typename Db>
+struct SqlStore<Db>::Filter {
+  std::string where;
+  std::vector<SqlValue> params;
+  std::string next() const { return "?" + std::to_string(params.size() + 1); }
+};
+
+template <typename Db>
+typename SqlStore<Db>::Filter SqlStore<Db>::filter_sql(int64_t study_id,
+                                                       const TrialFilter& filter) const {
+  Filter f;
+  f.where = "study_id = ?1";
+  f.params.emplace_back(study_id);
+  std::string in;
+  for (TrialStatus s : kAllTrialStatuses) {
+    if (std::find(filter.statuses.begin(), filter.statuses.end(), s) == filter.statuses.end())
+      continue;
+    in += (in.empty() ? "" : ", ") + f.next();
+    f.params.emplace_back(std::string(to_string(s)));
+  }
+  if (!in.empty()) f.where += " AND status IN (" + in + ")";
+  if (!filter.dataset.empty()) {
+    f.where += " AND dataset = " + f.next();
+    f.params.emplace_back(filter.dataset);
+  }
+  return f;
+}
+
+template <typename Db>
+std::vector<TrialRecord> SqlStore<Db>::list_trials(int64_t study_id, const TrialFilter& filter) {
+  if (filter.limit < 0 || filter.offset < 0)
+    throw invalid_argument(where("list_trials") + "limit and offset must be >= 0");
+  Filter f = filter_sql(study_id, filter);
+  std::string from = "trials";
+  std::string order;
+  const char* dir = filter.descending ? " DESC" : "";
+  switch (filter.sort) {
+    case TrialSort::kNumber:
+      order = sql("number", dir);
+      break;
+    case TrialSort::kParam: {
+      check_param_key(filter.param);
+      ParamOrder p = param_order(filter.param, static_cast<int>(f.params.size()) + 1, dir);
+      from += p.from;
+      order = p.order;
+      f.params.emplace_back(std::move(p.path));
+      break;
+    }
+    default: {
+      const char* key = filter.sort == TrialSort::kValue      ? "value"
+                        : filter.sort == TrialSort::kStarted  ? "started_at"
+                        : filter.sort == TrialSort::kFinished ? "finished_at"
+                                                              : "(finished_at - started_at)";
+      order = sql(key, " IS NULL, ", key, dir, ", number");
+    }
+  }
+  std::string text =
+      sql("SELECT ", kTrialColumns, " FROM ", from, " WHERE ", f.where, " ORDER BY ", order);
+  text += " LIMIT " + f.next();
+  if (filter.limit > 0) {
+    f.params.emplace_back(filter.limit);
+  } else if (dialect_.null_limit) {
+    f.params.emplace_back();
+  } else {
+    f.params.emplace_back(int64_t{-1});
+  }
+  text += " OFFSET " + f.next();
+  f.params.emplace_back(filter.offset);
+
+  std::lock_guard lock(mu_);
+  return db_.read("list_trials", [&] {
+    require_study("list_trials", study_id);
+    auto q = db_.query_with(text, f.params);
+    std::vector<TrialRecord> out;
+    while (q.next()) out.push_back(read_trial(q));
+    return out;
+  });
+}
+
+template <typename Db>
+int64_t SqlStore<Db>::count_trials(int64_t study_id, const TrialFilter& filter) {
+  Filter f = filter_sql(study_id, filter);
+  std::string text = "SELECT COUNT(*) FROM trials WHERE " + f.where;
+  std::lock_guard lock(mu_);
+  return db_.read("count_trials", [&] {
+    require_study("count_trials", study_id);
+    auto q = db_.query_with(text, f.params);
+    q.next();
+    return q.i64(0);
+  });
+}
+
+template <typename Db>
+std::vector<AttemptRecord> SqlStore<Db>::list_attempts(int64_t trial_id) {
+  std::lock_guard lock(mu_);
+  return db_.read("list_attempts", [&] {
+    std::vector<AttemptRecord> out;
+    auto q = db_.query(
+        "SELECT trial_id, attempt, worker_id, started_at, finished_at, outcome FROM attempts "
+        "WHERE trial_id = ?1 ORDER BY attempt",
+        trial_id);
+    while (q.next())
+      out.push_back({q.i64(0), q.i32(1), q.text(2), at(q.i64(3)), opt_at(q.opt_i64(4)), q.text(5)});
+    return out;
+  });
+}
+
+template <typename Db>
+std::vector<EpochRecord> SqlStore<Db>::list_epochs(int64_t trial_id, int attempt, int after_epoch) {
+  std::lock_guard lock(mu_);
+  return db_.read("list_epochs", [&] {
+    std::vector<EpochRecord> out;
+    auto q = db_.query(sql("SELECT ", kEpochColumns,
+                           " FROM epochs WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) "
+                           "AND epoch > ?3 ORDER BY attempt, epoch"),
+                       trial_id, attempt, after_epoch);
+    while (q.next()) out.push_back(read_epoch(q));
+    return out;
+  });
+}
+
+template <typename Db>
+std::vector<double> SqlStore<Db>::epoch_values(int64_t study_id, int epoch, EpochField field,
+                                               int64_t exclude_trial) {
+  const char* column = field == EpochField::kTrainLoss ? "e.train_loss"
+                       : field == EpochField::kValLoss ? "e.val_loss"
+                                                       : "e.val_metric";
+  std::lock_guard lock(mu_);
+  return db_.read("epoch_values", [&] {
+    std::vector<double> out;
+    auto q = db_.query(sql("SELECT ", column,
+                           " FROM trials t JOIN epochs e ON e.trial_id = t.id AND "
+                           "e.attempt = t.attempts AND e.epoch = ?2 "
+                           "WHERE t.study_id = ?1 AND t.id <> ?3"),
+                       study_id, epoch, exclude_trial);
+    while (q.next()) out.push_back(q.f64(0));
+    return out;
+  });
+}
+
+// ---- claiming and reporting
+
+template <typename Db>
+std::optional<Claim> SqlStore<Db>::claim_next(const std::string& worker_id,
+                                              const ClaimOptions& options) {
+  std::vector<Claim> claims = claim_batch(worker_id, options, 1);
+  if (claims.empty()) return std::nullopt;
+  return std::move(claims.front());
+}
+
+template <typename Db>
+std::vector<Claim> SqlStore<Db>::claim_batch(const std::string& worker_id,
+                                             const ClaimOptions& options, int max) {
+  check("claim_next", options);
+  if (worker_id.empty()) throw invalid_argument(where("claim_next") + "empty worker id");
+  if (max < 1) throw invalid_argument(where("claim_batch") + "max must be positive");
+  std::lock_guard lock(mu_);
+  return db_.write("claim_next", [&] {
+    const int64_t now = now_ms();
+    expire(options, now);
+    return claim_trials(worker_id, options, max, now);
+  });
+}
+
+template <typename Db>
+int64_t SqlStore<Db>::expire_leases(const ClaimOptions& options) {
+  check("expire_leases", options);
+  std::lock_guard lock(mu_);
+  return db_.write("expire_leases", [&] { return expire(options, now_ms()); });
+}
+
+template <typename Db>
+bool SqlStore<Db>::renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
+                               std::chrono::milliseconds lease) {
+  if (lease.count() <= 0) throw invalid_argument(where("renew_lease") + "lease must be > 0");
+  check_attempt("renew_lease", attempt);
+  std::lock_guard lock(mu_);
+  return db_.write("renew_lease", [&] {
+    const int64_t expires = now_ms() + lease.count();
+    return db_.exec(
+               "UPDATE trials SET lease_expires = ?4 "
+               "WHERE id = ?1 AND attempts = ?2 AND worker_id = ?3 AND status = 'running'",
+               trial_id, attempt, worker_id, expires) == 1;
+  });
+}
+
+template <typename Db>
+bool SqlStore<Db>::append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) {
+  check_attempt("append_epochs", attempt);
+  const auto extras = epoch_extras("append_epochs", rows);
+  std::lock_guard lock(mu_);
+  return db_.write("append_epochs", [&] { return write_epochs(trial_id, attempt, rows, extras); });
+}
+
+template <typename Db>
+bool SqlStore<Db>::finish_trial(int64_t trial_id, int attempt, TrialStatus status,
+                                const nlohmann::json& result, std::optional<double> value,
+                                const std::string& error, const std::vector<EpochRow>& epochs) {
+  return finish_trials({{trial_id, attempt, status, result, value, error, epochs}})[0];
+}
+
+template <typename Db>
+std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& finishes) {
+  std::vector<Prepared> prepared;
+  std::set<int64_t> ids;
+  for (const TrialFinish& f : finishes) {  // every check before the transaction
+    if (!is_finished(f.status))
+      throw invalid_argument(where("finish_trial") + "'" + to_string(f.status) +
+                             "' is not a finished status");
+    check_attempt("finish_trial", f.attempt);
+    Prepared p;
+    p.extras = epoch_extras("finish_trial", f.epochs);
+    if (!f.result.is_null()) p.result = to_text(f.result, "finish_trial", "result");
+    prepared.push_back(std::move(p));
+    ids.insert(f.trial_id);
+  }
+  std::lock_guard lock(mu_);
+  return db_.write("finish_trial", [&] {
+    const int64_t now = now_ms();
+    std::vector<bool> applied(finishes.size(), false);
+    if (ids.size() == finishes.size()) {
+      std::vector<size_t> all(finishes.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      finish_batch(finishes, prepared, all, now, applied);
+    } else {
+      // A trial reported twice in one call: one at a time, so the second sees the first.
+      for (size_t i = 0; i < finishes.size(); ++i)
+        finish_batch(finishes, prepared, {i}, now, applied);
+    }
+    return applied;
+  });
+}
+
+template <typename Db>
+bool SqlStore<Db>::release_trial(int64_t trial_id, int attempt) {
+  check_attempt("release_trial", attempt);
+  std::lock_guard lock(mu_);
+  return db_.write("release_trial", [&] {
+    const int64_t now = now_ms();
+    const int64_t changed = db_.exec(
+        sql("UPDATE trials SET status = ", dialect_.back_status,
+            ", lease_expires = NULL, finished_at = CASE WHEN ", dialect_.back_status,
+            " = 'cancelled' THEN ?3 END WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
+        trial_id, attempt, now);
+    if (changed == 0) return false;
+    log_changes({trial_id});
+    db_.exec(
+        "UPDATE attempts SET outcome = 'released', finished_at = ?3 "
+        "WHERE trial_id = ?1 AND attempt = ?2",
+        trial_id, attempt, now);
+    return true;
+  });
+}
+
+// ---- broker deliveries
+
+template <typename Db>
+std::optional<Claim> SqlStore<Db>::start_trial(int64_t trial_id, const std::string& worker_id,
+                                               std::chrono::milliseconds lease) {
+  Start s = std::move(start_trials({trial_id}, worker_id, lease, 0).front());
+  if (!s.known) throw no_trial("start_trial", trial_id);
+  return std::move(s.claim);
+}
+
+template <typename Db>
+std::vector<Store::Start> SqlStore<Db>::start_trials(const std::vector<int64_t>& trial_ids,
+                                                     const std::string& worker_id,
+                                                     std::chrono::milliseconds lease,
+                                                     int max_attempts) {
+  if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
+  if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
+  if (max_attempts < 0) throw invalid_argument(where("start_trial") + "max_attempts < 0");
+  const bool distinct =
+      std::set<int64_t>(trial_ids.begin(), trial_ids.end()).size() == trial_ids.size();
+  std::lock_guard lock(mu_);
+  return db_.write("start_trial", [&] {
+    const int64_t now = now_ms();
+    const int64_t expires = now + lease.count();
+    std::vector<Start> out(trial_ids.size());
+    if (distinct) {
+      start_batch(trial_ids, worker_id, now, expires, max_attempts, out, 0);
+    } else {
+      // A trial delivered twice in one call: one at a time, so the second sees the first.
+      for (size_t i = 0; i < trial_ids.size(); ++i)
+        start_batch({trial_ids[i]}, worker_id, now, expires, max_attempts, out, i);
+    }
+    return out;
+  });
+}
+
+template <typename Db>
+bool SqlStore<Db>::fail_trial(int64_t trial_id, const std::string& error) {
+  std::lock_guard lock(mu_);
+  return db_.write("fail_trial", [&] {
+    const int64_t now = now_ms();
+    if (!lock_trial(trial_id)) throw no_trial("fail_trial", trial_id);
+    lose_running_attempt(trial_id, now);
+    if (db_.exec("UPDATE trials SET status = 'failed', error = ?2, finished_at = ?3, "
+                 "lease_expires = NULL WHERE id = ?1 AND status IN ('queued', 'running')",
+                 trial_id, error, now) == 0)
+      return false;
+    log_changes({trial_id});
+    return true;
+  });
+}
+
+// ---- workers and followers
+
+template <typename Db>
+void SqlStore<Db>::register_worker(const WorkerInfo& info) {
+  if (info.id.empty()) throw invalid_argument(where("register_worker") + "empty worker id");
+  std::lock_guard lock(mu_);
+  db_.write("register_worker", [&] {
+    db_.exec(
+        "INSERT INTO workers (id, host, pid, device, started_at, heartbeat_at, current_trial, "
+        "status, pack, memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?5, NULL, 'idle', ?6, 0) "
+        "ON CONFLICT (id) DO UPDATE SET "
+        "host = excluded.host, pid = excluded.pid, device = excluded.device, "
+        "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, "
+        "current_trial = NULL, status = 'idle', pack = excluded.pack, memory_bytes = 0",
+        info.id, info.host, info.pid, info.device, now_ms(), int64_t{info.pack});
+  });
+}
+
+template <typename Db>
+void SqlStore<Db>::heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial,
+                                    int64_t memory_bytes) {
+  std::lock_guard lock(mu_);
+  db_.write("heartbeat_worker", [&] {
+    WorkerStatus status = current_trial ? WorkerStatus::kBusy : WorkerStatus::kIdle;
+    if (db_.exec("UPDATE workers SET heartbeat_at = ?2, current_trial = ?3, status = ?4, "
+                 "memory_bytes = ?5 WHERE id = ?1",
+                 id, now_ms(), current_trial, to_string(status), memory_bytes) == 0)
+      throw no_worker("heartbeat_worker", id);
+  });
+}
+
+template <typename Db>
+void SqlStore<Db>::stop_worker(const std::string& id) {
+  std::lock_guard lock(mu_);
+  db_.write("stop_worker", [&] {
+    if (db_.exec("UPDATE workers SET heartbeat_at = ?2, current_trial = NULL, "
+                 "status = 'stopped' WHERE id = ?1",
+                 id, now_ms()) == 0)
+      throw no_worker("stop_worker", id);
+  });
+}
+
+template <typename Db>
+std::vector<WorkerRecord> SqlStore<Db>::list_workers() {
+  std::lock_guard lock(mu_);
+  return db_.read("list_workers", [&] {
+    std::vector<WorkerRecord> out;
+    auto q =
+        db_.query(sql("SELECT ", kWorkerColumns, " FROM workers ORDER BY id", dialect_.bytewise));
+    while (q.next()) {
+      WorkerRecord w;
+      w.info = {q.text(0), q.text(1), q.i64(2), q.text(3), q.i32(8)};
+      w.memory_bytes = q.i64(9);
+      w.started_at = at(q.i64(4));
+      w.heartbeat_at = at(q.i64(5));
+      w.current_trial = q.opt_i64(6);
+      w.status = parse_worker_status(q.text(7));
+      out.push_back(std::move(w));
+    }
+    return out;
+  });
+}
+
+template <typename Db>
+int64_t SqlStore<Db>::last_trial_change() {
+  std::lock_guard lock(mu_);
+  number_changes();
+  return db_.read("last_trial_change", [&] {
+    auto q = db_.query("SELECT COALESCE(MAX(seq), 0) FROM trial_changes");
+    q.next();
+    return q.i64(0);
+  });
+}
+
+template <typename Db>
+std::vector<TrialRecord> SqlStore<Db>::trials_changed_since(int64_t after, int64_t limit) {
+  if (limit < 1) throw invalid_argument(where("trials_changed_since") + "limit must be >= 1");
+  std::lock_guard lock(mu_);
+  number_changes();
+  return db_.read("trials_changed_since", [&] {
+    std::vector<TrialRecord> out;
+    // A trial changed twice appears once, with its last change number.
+    auto q = db_.query(sql("SELECT ", kTrialColumns,
+                           ", c.seq FROM (SELECT trial_id, MAX(seq) AS seq FROM trial_changes "
+                           "WHERE seq > ?1 GROUP BY trial_id ORDER BY 2 LIMIT ?2) c "
+                           "JOIN trials ON trials.id = c.trial_id ORDER BY c.seq"),
+                       after, limit);
+    while (q.next()) {
+      out.push_back(read_trial(q));
+      out.back().seq = q.i64(16);
+    }
+    return out;
+  });
+}
+
+// ---- helpers
+
+template <typename Db>
+void SqlStore<Db>::lose_running_attempt(int64_t trial_id, int64_t now) {
+  db_.exec(
+      "UPDATE attempts SET outcome = 'lost', finished_at = ?2 WHERE (trial_id, attempt) IN "
+      "(SELECT id, attempts FROM trials WHERE id = ?1 AND status = 'running')",
+      trial_id, now);
+  db_.exec("UPDATE trials SET lost = lost + 1 WHERE id = ?1 AND status = 'running'", trial_id);
+}
+
+template <typename Db>
+bool SqlStore<Db>::lock_trial(int64_t trial_id) {
+  return db_.query(sql("SELECT 1 FROM trials WHERE id = ?1", dialect_.lock_rows), trial_id).next();
+}
+
+template <typename Db>
+void SqlStore<Db>::require_study(const char* call, int64_t id) {
+  if (!db_.query("SELECT 1 FROM studies WHERE id = ?1", id).next()) throw no_study(call, id);
+}
+
+template <typename Db>
+std::vector<std::optional<std::string>> SqlStore<Db>::epoch_extras(
+    const char* call, const std::vector<EpochRow>& rows) const {
+  std::vector<std::optional<std::string>> extras;
+  extras.reserve(rows.size());
+  for (const EpochRow& r : rows) {
+    if (r.epoch < 0) throw invalid_argument(where(call) + "negative epoch");
+    extras.push_back(r.extra.is_null() ? std::nullopt
+                                       : std::optional(to_text(r.extra, call, "extra")));
+  }
+  return extras;
+}
+
+template <typename Db>
+void SqlStore<Db>::check_param_key(const std::string& key) const {
+  static const std::regex kKey("[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*");
+  if (!std::regex_match(key, kKey))
+    throw invalid_argument(where("list_trials") + "cannot sort by parameter '" + key +
+                           "': expected a name of letters, digits, '_' (dots for nesting)");
+}
+
+template <typename Db>
+Error SqlStore<Db>::no_study(const char* call, int64_t id) const {
+  return not_found(where(call) + "no study with id " + std::to_string(id));
+}
+template <typename Db>
+Error SqlStore<Db>::no_trial(const char* call, int64_t id) const {
+  return not_found(where(call) + "no trial with id " + std::to_string(id));
+}
+template <typename Db>
+Error SqlStore<Db>::no_worker(const char* call, const std::string& id) const {
+  return not_found(where(call) + "no worker '" + id + "' (register it first)");
+}
+
+template <typename Db>
+void SqlStore<Db>::check(const char* call, const ClaimOptions& o) const {
+  if (o.lease.count() <= 0) throw invalid_argument(where(call) + "lease must be > 0");
+  if (o.max_attempts < 1) throw invalid_argument(where(call) + "max_attempts must be >= 1");
+  if (o.study_id < 0) throw invalid_argument(where(call) + "negative study id");
+}
+
+template <typename Db>
+void SqlStore<Db>::check_attempt(const char* call, int attempt) const {
+  if (attempt < 1) throw invalid_argument(where(call) + "attempt numbers start at 1");
+}
+
+template <typename Db>
+std::string SqlStore<Db>::to_text(const nlohmann::json& j, const char* call,
+                                  const char* what) const {
+  try {
+    return j.dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw invalid_argument(where(call) + what + " cannot be stored as JSON: " + e.what());
+  }
+}
+
+template <typename Db>
+nlohmann::json SqlStore<Db>::parse(const std::string& text, const char* column) const {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw failed_precondition(db_.label() + ": " + column + " holds invalid JSON: " + e.what());
+  }
+}
+
+template <typename Db>
+template <typename Cursor>
+StudyRecord SqlStore<Db>::read_study(const Cursor& q) const {
+  return {q.i64(0), q.text(1), parse(q.text(2), "studies.spec"), parse_study_status(q.text(3)),
+          at(q.i64(4))};
+}
+
+template <typename Db>
+template <typename Cursor>
+TrialRecord SqlStore<Db>::read_trial(const Cursor& q) const {
+  TrialRecord t;
+  t.id = q.i64(0);
+  t.study_id = q.i64(1);
+  t.number = q.i64(2);
+  t.dataset = q.text(3);
+  t.params = parse(q.text(4), "trials.params");
+  t.status = parse_trial_status(q.text(5));
+  t.attempts = q.i32(6);
+  t.lost = q.i32(7);
+  if (!q.is_null(8)) t.result = parse(q.text(8), "trials.result");
+  t.value = q.opt_f64(9);
+  t.error = q.text(10);
+  t.worker_id = q.text(11);
+  t.created_at = at(q.i64(12));
+  t.started_at = opt_at(q.opt_i64(13));
+  t.finished_at = opt_at(q.opt_i64(14));
+  t.lease_expires = opt_at(q.opt_i64(15));
+  return t;
+}
+
+template <typename Db>
+template <typename Cursor>
+EpochRecord SqlStore<Db>::read_epoch(const Cursor& q) const {
+  EpochRecord r;
+  r.trial_id = q.i64(0);
+  r.attempt = q.i32(1);
+  r.row.epoch = q.i32(2);
+  r.row.train_loss = q.f64(3);
+  r.row.val_loss = q.f64(4);
+  r.row.val_metric = q.f64(5);
+  r.row.seconds = q.f64(6);
+  if (!q.is_null(7)) r.row.extra = parse(q.text(7), "epochs.extra");
+  return r;
+}
+
+template class SqlStore<sqlite::Db>;
+template class SqlStore<pg::Db>;
+
+}  // namespace layerlab::store

@@ -1,0 +1,199 @@
+// The Store on a SQL database, written once for SQLite (sqlite_store.cc) and PostgreSQL
+// (pg_store.cc). Every call is one transaction on the Store's connection, serialised by
+// mu_; see store.h for the contract and sqlite_db.h / pg_db.h for locking and retries.
+//
+// Statements use SQLite's numbered placeholders (?1, ?2, ...; pg::Db translates them) and
+// SQL both databases run (UPDATE ... RETURNING, INSERT ... ON CONFLICT). What truly
+// differs is either a SqlDialect string or one of the protected hooks below: how a batch
+// is written (SQLite: a statement per row, in process; PostgreSQL: one statement over
+// arrays, since a round trip costs more than the work), how rows are locked, how claims
+// and the change log behave under concurrent writers, how a params key is ordered.
+//
+// Db is sqlite::Db or pg::Db: query(sql, args...) returns a cursor (next(), then i64(col),
+// text(col)...), exec() the number of rows changed, query_with() takes SqlValues, and
+// write()/read() run a retried transaction. Private to src/store/.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+#include "store/store.h"
+
+namespace layerlab::store {
+
+// The pieces of the shared statements that differ between the databases.
+struct SqlDialect {
+  // The status a trial goes back to when its attempt ends unfinished (handed back, lease
+  // lost): queued, or cancelled when its study was cancelled meanwhile.
+  const char* back_status;
+  // Appended to a SELECT whose rows the transaction then decides on (" FOR UPDATE", or ""
+  // where the write transaction already holds the whole database).
+  const char* lock_rows;
+  // Appended to a text key of ORDER BY for bytewise order, as SQLite orders text.
+  const char* bytewise;
+  // LIMIT NULL is "no limit" (PostgreSQL); otherwise LIMIT -1 is (SQLite).
+  bool null_limit;
+};
+
+template <typename Db>
+class SqlStore : public Store {
+ public:
+  // ---- studies
+  int64_t create_study(const std::string& name, const nlohmann::json& spec) override;
+  std::optional<StudyRecord> find_study(const std::string& name) override;
+  StudyRecord get_study(int64_t id) override;
+  std::vector<StudyRecord> list_studies() override;
+  void set_study_status(int64_t id, StudyStatus status) override;
+  int64_t cancel_study(int64_t id) override;
+  StudyCounts counts(int64_t study_id) override;
+
+  // ---- trials
+  std::vector<int64_t> add_trials(int64_t study_id, const std::vector<NewTrial>& trials) override;
+  TrialRecord get_trial(int64_t id) override;
+  std::vector<TrialRecord> list_trials(int64_t study_id, const TrialFilter& filter) override;
+  int64_t count_trials(int64_t study_id, const TrialFilter& filter) override;
+  std::vector<AttemptRecord> list_attempts(int64_t trial_id) override;
+  std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt, int after_epoch) override;
+  std::vector<double> epoch_values(int64_t study_id, int epoch, EpochField field,
+                                   int64_t exclude_trial) override;
+
+  // ---- claiming and reporting
+  std::optional<Claim> claim_next(const std::string& worker_id,
+                                  const ClaimOptions& options) override;
+  std::vector<Claim> claim_batch(const std::string& worker_id, const ClaimOptions& options,
+                                 int max) override;
+  int64_t expire_leases(const ClaimOptions& options) override;
+  bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
+                   std::chrono::milliseconds lease) override;
+  bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) override;
+  bool finish_trial(int64_t trial_id, int attempt, TrialStatus status, const nlohmann::json& result,
+                    std::optional<double> value, const std::string& error,
+                    const std::vector<EpochRow>& epochs) override;
+  std::vector<bool> finish_trials(const std::vector<TrialFinish>& finishes) override;
+  bool release_trial(int64_t trial_id, int attempt) override;
+
+  // ---- broker deliveries
+  std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
+                                   std::chrono::milliseconds lease) override;
+  std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
+                                  const std::string& worker_id, std::chrono::milliseconds lease,
+                                  int max_attempts) override;
+  bool fail_trial(int64_t trial_id, const std::string& error) override;
+
+  // ---- workers and followers
+  void register_worker(const WorkerInfo& info) override;
+  void heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial,
+                        int64_t memory_bytes) override;
+  void stop_worker(const std::string& id) override;
+  std::vector<WorkerRecord> list_workers() override;
+  int64_t last_trial_change() override;
+  std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) override;
+
+  Stats stats() const override { return {db_.transactions(), db_.busy_waits(), db_.retries()}; }
+
+ protected:
+  // db_args construct the Db. The derived constructor brings the schema up to date.
+  template <typename... A>
+  SqlStore(const StoreOptions& options, const SqlDialect& dialect, A&&... db_args)
+      : db_(std::forward<A>(db_args)...),
+        dialect_(dialect),
+        clock_(options.clock ? options.clock : &system_clock()) {}
+
+  // A finish checked and converted to text before the transaction.
+  struct Prepared {
+    std::optional<std::string> result;
+    std::vector<std::optional<std::string>> extras;  // per epoch row
+  };
+  // How list_trials orders by a params key: joined to `from` (may be empty), ORDER BY
+  // `order` (ending with the tie-break on number), with the key's `path` bound at ?path_at.
+  struct ParamOrder {
+    std::string from;
+    std::string order;
+    std::string path;
+  };
+
+  // ---- each database's own way; called under mu_ inside a write transaction, unless said.
+  // Inserts the trials whose number is new (after the study was checked), logs them, and
+  // returns every trial's id, in order.
+  virtual std::vector<int64_t> insert_trials(int64_t study_id, const std::vector<NewTrial>& trials,
+                                             const std::vector<std::string>& params,
+                                             int64_t now) = 0;
+  // Claims up to max queued trials (see Store::claim_batch) after leases were expired.
+  virtual std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
+                                          int max, int64_t now) = 0;
+  // Writes rows for the attempt if it is current (see Store::append_epochs).
+  virtual bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
+                            const std::vector<std::optional<std::string>>& extras) = 0;
+  // Applies finishes[i] for i in `which` (distinct trials) and sets applied[i].
+  virtual void finish_batch(const std::vector<TrialFinish>& finishes,
+                            const std::vector<Prepared>& prepared, const std::vector<size_t>& which,
+                            int64_t now, std::vector<bool>& applied) = 0;
+  // Starts the distinct trials `ids` into out[first..] (see Store::start_trials).
+  virtual void start_batch(const std::vector<int64_t>& ids, const std::string& worker_id,
+                           int64_t now, int64_t expires, int max_attempts, std::vector<Start>& out,
+                           size_t first) = 0;
+  // See Store::expire_leases.
+  virtual int64_t expire(const ClaimOptions& options, int64_t now) = 0;
+  // The trials' statuses changed (for trials_changed_since); logged in this order.
+  virtual void log_changes(const std::vector<int64_t>& ids) = 0;
+  // Not in a transaction: see ParamOrder. key is checked (param_key).
+  virtual ParamOrder param_order(const std::string& key, int path_at, const char* dir) const = 0;
+  // Under mu_, before a follower reads the change log (its own transactions).
+  virtual void number_changes() {}
+
+  // ---- for the hooks
+  // Inside a write transaction: the current attempt of a running trial is lost (its holder
+  // is gone); the trial stays running, for the caller to restart or fail.
+  void lose_running_attempt(int64_t trial_id, int64_t now);
+
+  // The ids an UPDATE ... RETURNING id changed, ascending; the statement is finished.
+  template <typename Cursor>
+  static std::vector<int64_t> returned_ids(Cursor&& returning) {
+    std::vector<int64_t> ids;
+    while (returning.next()) ids.push_back(returning.i64(0));
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  int64_t now_ms() const { return clock_->now().time_since_epoch().count(); }
+  static Time at(int64_t ms) { return Time{std::chrono::milliseconds{ms}}; }
+
+  // "URL: call: ", the start of every message.
+  std::string where(const char* call) const { return db_.label() + ": " + call + ": "; }
+  Error no_trial(const char* call, int64_t id) const;
+  nlohmann::json parse(const std::string& text, const char* column) const;
+  // A params key (a.b.c) as the caller gave it, checked: letters, digits, '_' and dots.
+  void check_param_key(const std::string& key) const;
+
+  mutable std::mutex mu_;  // serialises calls on db_
+  Db db_;                  // GUARDED_BY(mu_) (its counters are atomics)
+  const SqlDialect dialect_;
+
+ private:
+  Clock* clock_;
+  struct Filter;
+  Filter filter_sql(int64_t study_id, const TrialFilter& filter) const;
+  std::vector<std::optional<std::string>> epoch_extras(const char* call,
+                                                       const std::vector<EpochRow>& rows) const;
+  std::string to_text(const nlohmann::json& j, const char* call, const char* what) const;
+  Error no_study(const char* call, int64_t id) const;
+  Error no_worker(const char* call, const std::string& id) const;
+  void check(const char* call, const ClaimOptions& o) const;
+  void check_attempt(const char* call, int attempt) const;
+  void require_study(const char* call, int64_t id);  // inside a transaction
+  bool lock_trial(int64_t trial_id);                 // inside a write transaction
+  template <typename Cursor>
+  StudyRecord read_study(const Cursor& q) const;
+  template <typename Cursor>
+  TrialRecord read_trial(const Cursor& q) const;
+  template <typename Cursor>
+  EpochRecord read_epoch(const Cursor& q) const;
+};
+
+}  // namespace layerlab::store
