@@ -557,6 +557,15 @@ std::string Db::xact_status(const std::string& xid) {
   return r.rows() == 1 ? r.text(0, 0) : "";
 }
 
+PgError Db::answer_lost() const {
+  return PgError(ErrorCode::kUnavailable,
+                 label_ + ": " + step_ +
+                     ": the connection was lost as the transaction committed; it did commit, "
+                     "but its answer was lost with the connection (the call may be made again: "
+                     "a repeated report is refused as a duplicate)",
+                 "", false);
+}
+
 void Db::pause(int attempt) {
   // Full jitter on an exponential step: 20 ms, 40 ms, ... capped at 1 s.
   int64_t cap = std::min<int64_t>(1000, int64_t{20} << std::min(attempt, 6));

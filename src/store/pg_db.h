@@ -15,9 +15,11 @@
 //    is not retried.
 //  - A connection lost while COMMIT was in flight is resolved, where possible, by asking
 //    the server about the transaction id afterwards (txid_status), so a write that did
-//    commit is not applied a second time. Only when the answer carrying that id was lost
-//    too does the retry run blind (a claim may then take a second trial, left to its
-//    lease; a finish report false; a create_study find its own study).
+//    commit is not applied a second time. A transaction found committed that way returns
+//    nothing: a write with a result (a claim, a finish) is then kUnavailable "... it did
+//    commit, but its answer was lost", not retried here. Only when the answer carrying
+//    that id was lost too does the retry run blind (a claim may then take a second trial,
+//    left to its lease; a finish report false; a create_study find its own study).
 //
 // Statements are written with SQLite's numbered placeholders (?1, ?2, ...), as the
 // statements the two stores share are; they are sent to the server as $1, $2, ...
@@ -212,10 +214,14 @@ class Db {
     } else {
       std::optional<R> out;
       run_transaction(write, step, [&] { out.emplace(body()); });
+      // A try whose COMMIT answer was lost, found committed afterwards: its result is gone
+      // with the answer. The caller learns so instead of reading a result never computed.
+      if (!out) throw answer_lost();
       return std::move(*out);
     }
   }
   void run_transaction(bool write, const char* step, const std::function<void()>& body);
+  PgError answer_lost() const;
   Result run_prepared(std::string_view sql, const Param* params, size_t n);
   Result begin_with(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
                     const std::vector<const char*>& values);

@@ -1,5 +1,6 @@
 // The store: where studies, trials, attempts, epoch records and workers live. One
-// interface; SQLite (src/store/sqlite_store.cc) and PostgreSQL (src/store/pg_store.cc).
+// interface, one SQL implementation (src/store/sql_store.h) on SQLite (sqlite_store.cc) and
+// PostgreSQL (pg_store.cc).
 //
 // Contract shared by every implementation:
 //  - Each call is one short transaction: it happens entirely or not at all. Reads (find_*,
