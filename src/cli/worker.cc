@@ -57,7 +57,8 @@ void add_worker_command(CLI::App& app) {
     const worker::WorkerSummary s = worker::run_worker(o, stop);
     if (!*quiet)
       std::cerr << "worker: " << s.trials << " trials reported, " << s.handed_back
-                << " handed back, " << s.lost << " lost\n";
+                << " handed back, " << s.lost << " lost, " << s.late
+                << " late (taken over by another worker)\n";
   });
 }
 

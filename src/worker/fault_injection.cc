@@ -118,4 +118,18 @@ void maybe_throw(CrashPoint point, int64_t trial_number) {
   throw std::bad_alloc();
 }
 
+FaultHook& environment_faults() {
+  class Environment final : public FaultHook {
+   public:
+    void at(CrashPoint point, int64_t trial_number) override {
+      maybe_crash(point, trial_number);
+      maybe_hold(point, trial_number);
+      maybe_pause(point, trial_number);
+      maybe_throw(point, trial_number);
+    }
+  };
+  static Environment hook;
+  return hook;
+}
+
 }  // namespace layerlab::worker

@@ -35,6 +35,19 @@ void maybe_hold(CrashPoint point, int64_t trial_number);
 // anything ends `failed` with the reason while the worker goes on.
 void maybe_throw(CrashPoint point, int64_t trial_number);
 
+// Where the worker can be made to fail on purpose: it calls at() at each point of each
+// trial it runs. Tests of the worker loop in process give their own hook; the worker
+// process uses environment_faults().
+class FaultHook {
+ public:
+  virtual ~FaultHook() = default;
+  virtual void at(CrashPoint point, int64_t trial_number) = 0;
+};
+
+// The LAYERLAB_TEST_* variables above, in this order: crash, hold, pause, throw. Nothing
+// happens when none is set.
+FaultHook& environment_faults();
+
 // Whether `spec` (the variable's value) names this point and trial; for tests of the parser.
 bool crash_spec_matches(std::string_view spec, CrashPoint point, int64_t trial_number);
 

@@ -44,6 +44,15 @@ struct WorkerSummary {
   int64_t trials = 0;       // results committed
   int64_t handed_back = 0;  // trials requeued on a stop request
   int64_t lost = 0;         // trials abandoned because their lease was lost
+  int64_t late = 0;         // results the store refused: the attempt was no longer current
+
+  WorkerSummary& operator+=(const WorkerSummary& o) {
+    trials += o.trials;
+    handed_back += o.handed_back;
+    lost += o.lost;
+    late += o.late;
+    return *this;
+  }
 };
 
 // Runs until `stop` becomes true or, with exit_when_done, the study is over. The summary
