@@ -72,8 +72,8 @@ TEST(LeaseKeeper, ErrorsAreRetriedAtTheNextTick) {
 }
 
 TEST(LeaseKeeper, StopsPromptlyAndOnce) {
+  // A stop that waited for the next renewal (an hour away) would hang the test.
   std::atomic<int> calls{0};
-  auto start = std::chrono::steady_clock::now();
   {
     LeaseKeeper keeper(
         [&](int64_t, int) {
@@ -85,7 +85,6 @@ TEST(LeaseKeeper, StopsPromptlyAndOnce) {
     keeper.stop();
     keeper.stop();
   }  // and the destructor
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(calls, 0);
 }
 
@@ -101,13 +100,18 @@ TEST(LeaseKeeper, AddAndRemoveDoNotWaitForASlowRenewal) {
       milliseconds(1));
   keeper.add(1, 1);
   ASSERT_TRUE(eventually([&] { return in_renew.load(); }));
-  // The renewal is stuck (a slow database); the training side carries on.
-  auto start = std::chrono::steady_clock::now();
-  keeper.add(2, 1);
-  EXPECT_FALSE(keeper.lost(1, 1));
-  keeper.remove(2, 1);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  // The renewal is stuck (a slow database) until released; the training side carries on
+  // meanwhile.
+  std::atomic<bool> done{false};
+  std::thread training([&] {
+    keeper.add(2, 1);
+    EXPECT_FALSE(keeper.lost(1, 1));
+    keeper.remove(2, 1);
+    done = true;
+  });
+  EXPECT_TRUE(eventually([&] { return done.load(); })) << "add/remove waited for the renewal";
   release = true;
+  training.join();
 }
 
 }  // namespace

@@ -62,8 +62,7 @@ TEST_F(StoreTest, StoreQueueReceiveWaitsThenGivesUp) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(queue->receive(milliseconds(60)));
   auto waited = std::chrono::steady_clock::now() - start;
-  EXPECT_GE(waited, milliseconds(60));
-  EXPECT_LT(waited, milliseconds(5000));
+  EXPECT_GE(waited, milliseconds(60)) << "it waited the time it was given";
 }
 
 TEST_F(StoreTest, StoreQueueReceivesATrialAddedWhileWaiting) {

@@ -64,12 +64,10 @@ TEST(Postgres, AServerThatStaysAwayIsUnavailableNamingTheCall) {
   auto store = open_store(url, o);
   store->create_study("s", nullptr);
   server.stop();
-  const auto start = std::chrono::steady_clock::now();
   EXPECT_STORE_ERROR(store->list_studies(), ErrorCode::kUnavailable,
                      hidden(url) + ": list_studies: ");
   EXPECT_STORE_ERROR(store->create_study("t", nullptr), ErrorCode::kUnavailable,
                      "(gave up after 3 tries over ");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   server.start();
   EXPECT_EQ(store->list_studies().size(), 1u);
   EXPECT_GT(store->create_study("t", nullptr), 0);
@@ -80,7 +78,6 @@ TEST(Postgres, AnUnreachableServerIsUnavailableAndTheMessageHidesThePassword) {
       "postgresql://layerlab:s3cret@127.0.0.1:" + std::to_string(free_port()) + "/layerlab";
   StoreOptions o;
   o.busy_timeout = milliseconds(300);
-  const auto start = std::chrono::steady_clock::now();
   try {
     open_store(url, o);
     FAIL() << "no error";
@@ -91,7 +88,6 @@ TEST(Postgres, AnUnreachableServerIsUnavailableAndTheMessageHidesThePassword) {
     EXPECT_NE(msg.find("Connection refused"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("s3cret"), std::string::npos) << msg;
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST(Postgres, AWrongPasswordOrAMissingDatabaseIsAClearError) {
