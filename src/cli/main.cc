@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
     std::cout << command_list(app);
     return 1;
   }
+  if (argc == 2 && std::string_view(argv[1]) == "help") {  // asked for: a success
+    std::cout << command_list(app);
+    return 0;
+  }
   if (const std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
     std::cerr << "layerlab: error: '" << layerlab::excerpt(word) << "' is not a layerlab command"
               << did_you_mean(app, word) << "; `layerlab` alone lists the commands\n";

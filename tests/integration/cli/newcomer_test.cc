@@ -30,6 +30,10 @@ TEST(Newcomer, LayerlabAloneListsEveryCommandOnALineOfItsOwn) {
     EXPECT_TRUE(std::regex_search(r.out, line)) << "no line for " << c << " in:\n" << r.out;
   }
   EXPECT_EQ(r.out.find("A subcommand is required"), std::string::npos) << r.out;
+  // Asked for by name, the same list is a success.
+  const auto help = run_layerlab("help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out, r.out);
 }
 
 TEST(Newcomer, AMistypedCommandGetsADidYouMean) {
