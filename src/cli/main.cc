@@ -1,6 +1,7 @@
 // layerlab: the command-line edge. Every exception thrown inside, not only layerlab::Error,
 // becomes "layerlab CMD: error: ..." and an exit code: 2 bad input, 3 missing prerequisite,
 // 1 anything else (out of memory included); nothing reaches std::terminate.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,8 @@
 #include "cli/commands.h"
 #include "cli/secrets.h"
 #include "common/error.h"
+#include "common/strings.h"
+#include "common/text_safety.h"
 
 namespace {
 
@@ -57,6 +60,36 @@ void maybe_throw_for_test() {
   if (what == "other") throw 42;  // not a std::exception at all
 }
 
+// What `layerlab` alone prints: every subcommand with its one-line description.
+std::string command_list(const CLI::App& app) {
+  const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
+  size_t width = 0;
+  for (const CLI::App* s : subcommands) width = std::max(width, s->get_name().size());
+  std::string out = app.get_description() + "\n\nusage: layerlab COMMAND [ARGS...]\n\ncommands:\n";
+  for (const CLI::App* s : subcommands)
+    out += "  " + s->get_name() + std::string(width - s->get_name().size() + 2, ' ') +
+           s->get_description() + "\n";
+  return out +
+         "\n`layerlab COMMAND --help` shows a command's options; `layerlab --version` the "
+         "version.\n";
+}
+
+// argv[1] when it should name a subcommand and names none; "" otherwise.
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";  // options (--help, --version) are CLI11's
+  const std::string word = argv[1];
+  const auto found = app.get_subcommands([&](const CLI::App* s) { return s->check_name(word); });
+  return found.empty() ? word : "";
+}
+
+std::string did_you_mean(const CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(s->get_name());
+  const std::string hint = layerlab::closest_match(word, names);
+  return hint.empty() ? "" : " (did you mean '" + hint + "'?)";
+}
+
 }  // namespace
 
 int& layerlab::cli::command_exit_code() {
@@ -90,6 +123,21 @@ int main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands()) c += " " + sub->get_name();
     return c;
   };
+  // A newcomer's first try: the commands, one line each, and exit code 1 (as `git` alone:
+  // nothing was done).
+  if (argc < 2) {
+    std::cout << command_list(app);
+    return 1;
+  }
+  if (argc == 2 && std::string_view(argv[1]) == "help") {  // asked for: a success
+    std::cout << command_list(app);
+    return 0;
+  }
+  if (const std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
+    std::cerr << "layerlab: error: '" << layerlab::excerpt(word) << "' is not a layerlab command"
+              << did_you_mean(app, word) << "; `layerlab` alone lists the commands\n";
+    return 2;
+  }
   try {
     layerlab::cli::read_secrets_from_environment(app);
     layerlab::cli::warn_about_secrets_in_arguments(argc, argv, std::cerr);

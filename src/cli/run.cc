@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "queue/trial_queue.h"
 #include "server/server.h"
 #include "study/coordinator.h"
+#include "study/leaderboard.h"
 #include "study/spec.h"
 
 namespace layerlab::cli {
@@ -98,8 +100,7 @@ int run(const RunFlags& f) {
   const int64_t finished_at_start = store->counts(study_id).finished();
   std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers\n",
                            resumed ? "resuming" : "running", spec.name,
-                           hide_url_password(f.store_url),
-                           coordinator.total_trials(), workers);
+                           hide_url_password(f.store_url), coordinator.total_trials(), workers);
 
   std::vector<std::string> args{"--store",          f.store_url,
                                 "--study",          std::to_string(study_id),
@@ -137,18 +138,23 @@ int run(const RunFlags& f) {
   if (complete) store->set_study_status(study_id, store::StudyStatus::kFinished);
   pool.stop();
   progress.update(progress_state(*store, coordinator, finished_at_start), true);
-  const auto best = leaders(*store, study_id, spec, f.leaders);
+  // Ranked within each dataset: a value on one dataset says nothing about another.
+  const auto boards = study::leaderboards(*store, study_id, spec, static_cast<size_t>(f.leaders));
   if (f.json) {
     nlohmann::json out = {{"study", spec.name},
                           {"id", study_id},
                           {"complete", complete},
+                          {"leaderboards", leaderboards_json(boards)},
                           {"leaderboard", nlohmann::json::array()}};
-    for (const auto& t : best) out["leaderboard"].push_back(trial_json(t));
+    // `leaderboard`: the same number of trials across datasets, as before per-dataset boards.
+    for (const auto& t : leaders(*store, study_id, spec, f.leaders))
+      out["leaderboard"].push_back(trial_json(t));
     std::cout << out.dump(2) << "\n";
-  } else if (!best.empty()) {
+  } else if (std::any_of(boards.begin(), boards.end(),
+                         [](const auto& b) { return !b.trials.empty(); })) {
     std::cout << "\nleaderboard (" << spec.metric << ", " << (spec.maximize ? "max" : "min")
-              << ")\n";
-    print_trial_table(std::cout, best, spec);
+              << ") per dataset\n";
+    print_leaderboards(std::cout, boards, spec);
   }
   if (!complete) {
     std::cerr << "interrupted; run the same command again to resume\n";
@@ -184,8 +190,10 @@ void add_run_command(CLI::App& app) {
                   "deliveries (or lost leases) before a trial fails")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  cmd->add_option("--top", f->leaders, "leaderboard size")->capture_default_str();
-  cmd->add_flag("--json", f->json, "print the leaderboard as JSON");
+  cmd->add_option("--top", f->leaders, "trials in each dataset's leaderboard")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--json", f->json, "print the leaderboards as JSON");
   CLI::Option* dashboard =
       cmd->add_flag("--dashboard{8080}", f->dashboard,
                     "serve the dashboard on 127.0.0.1 while the study runs (--dashboard=PORT)")

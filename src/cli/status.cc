@@ -1,4 +1,4 @@
-// layerlab status STUDY: counts per status, the best trials.
+// layerlab status STUDY: counts per status, the best trials of each dataset.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,6 +7,7 @@
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
+#include "study/leaderboard.h"
 #include "study/spec.h"
 
 namespace layerlab::cli {
@@ -15,17 +16,24 @@ void add_status_command(CLI::App& app) {
   auto url = std::make_shared<std::string>();
   auto ref = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("status", "Progress and best trials of a study");
+  auto top = std::make_shared<int>(5);
+  CLI::App* cmd =
+      app.add_subcommand("status", "Progress of a study and the best trials of each dataset");
   cmd->add_option("study", *ref, "study name or id")->required();
   add_store_option(cmd, *url);
+  cmd->add_option("--top", *top, "best trials shown for each dataset")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   cmd->add_flag("--json", *json, "JSON output");
-  cmd->callback([url, ref, json] {
+  cmd->callback([url, ref, json, top] {
     auto store = open_existing_store(*url);
     const auto s = resolve_study(*store, *ref);
     const auto spec = study::StudySpec::from_json(s.spec);
     const auto counts = store->counts(s.id);
-    const auto best = leaders(*store, s.id, spec, 5);
+    const auto boards = study::leaderboards(*store, s.id, spec, static_cast<size_t>(*top));
     if (*json) {
+      // `best`: the top trials across datasets, as before `leaderboards` (kept for scripts).
+      const auto best = leaders(*store, s.id, spec, *top);
       nlohmann::json by_status = nlohmann::json::object();
       for (auto st : store::kAllTrialStatuses) by_status[store::to_string(st)] = counts[st];
       nlohmann::json out = {{"id", s.id},
@@ -34,7 +42,8 @@ void add_status_command(CLI::App& app) {
                             {"trials", spec.total_trials()},
                             {"counts", by_status},
                             {"metric", spec.metric},
-                            {"best", nlohmann::json::array()}};
+                            {"best", nlohmann::json::array()},
+                            {"leaderboards", leaderboards_json(boards)}};
       for (const auto& t : best) out["best"].push_back(trial_json(t));
       std::cout << out.dump(2) << "\n";
       return;
@@ -43,10 +52,9 @@ void add_status_command(CLI::App& app) {
                              store::to_string(s.status), counts.finished(), spec.total_trials());
     for (auto st : store::kAllTrialStatuses)
       if (counts[st]) std::cout << fmt::format("  {:<14} {}\n", store::to_string(st), counts[st]);
-    if (!best.empty()) {
-      std::cout << "best (" << spec.metric << ")\n";
-      print_trial_table(std::cout, best, spec);
-    }
+    std::cout << "best (" << spec.metric << ", " << (spec.maximize ? "max" : "min")
+              << ") per dataset\n";
+    print_leaderboards(std::cout, boards, spec);
   });
 }
 

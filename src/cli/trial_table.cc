@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "store/store.h"
 
 namespace layerlab::cli {
@@ -62,11 +64,44 @@ void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& 
 std::vector<store::TrialRecord> leaders(store::Store& store, int64_t study_id,
                                         const study::StudySpec& spec, int64_t limit) {
   store::TrialFilter f;
-  f.statuses = {store::TrialStatus::kCompleted, store::TrialStatus::kEarlyStopped};
-  f.sort = store::TrialSort::kValue;
+  f.statuses = study::ranked_statuses();
+  f.sort = store::TrialSort::kValue;  // trials without a value come last
   f.descending = spec.maximize;
   f.limit = limit;
-  return store.list_trials(study_id, f);
+  std::vector<store::TrialRecord> out = store.list_trials(study_id, f);
+  std::erase_if(out, [](const store::TrialRecord& t) { return !t.value || std::isnan(*t.value); });
+  return out;
+}
+
+std::string best_line(const study::Leaderboard& board) {
+  const std::optional<double> best = board.best_value();
+  if (!best) return board.dataset + ": no trial with a value yet";
+  if (board.best_count > 1)
+    return fmt::format("{}: {} trials share the best value {:.4f}", board.dataset, board.best_count,
+                       *best);
+  return fmt::format("{}: best {:.4f} (trial #{})", board.dataset, *best, board.top.front().number);
+}
+
+void print_leaderboards(std::ostream& os, const std::vector<study::StoredLeaderboard>& boards,
+                        const study::StudySpec& spec) {
+  for (size_t i = 0; i < boards.size(); ++i) {
+    os << (i ? "\n" : "") << best_line(boards[i].board) << "\n";
+    if (!boards[i].trials.empty()) print_trial_table(os, boards[i].trials, spec);
+  }
+}
+
+nlohmann::json leaderboards_json(const std::vector<study::StoredLeaderboard>& boards) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const study::StoredLeaderboard& b : boards) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const store::TrialRecord& t : b.trials) trials.push_back(trial_json(t));
+    const std::optional<double> best = b.board.best_value();
+    out.push_back({{"dataset", b.board.dataset},
+                   {"best_value", best ? nlohmann::json(*best) : nlohmann::json(nullptr)},
+                   {"best_count", b.board.best_count},
+                   {"trials", std::move(trials)}});
+  }
+  return out;
 }
 
 }  // namespace layerlab::cli

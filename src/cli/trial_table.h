@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "store/store.h"
+#include "study/leaderboard.h"
 #include "study/spec.h"
 
 namespace layerlab::cli {
@@ -18,8 +19,21 @@ void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& 
 
 nlohmann::json trial_json(const store::TrialRecord& t);
 
-// The best `limit` finished trials with a value, best first for the study's goal.
+// The best `limit` trials that rank (study/leaderboard.h), best first for the study's
+// goal, across datasets: the progress line's "best so far" and the JSON fields `best` and
+// `leaderboard` that scripts read. Tables rank within each dataset (below).
 std::vector<store::TrialRecord> leaders(store::Store& store, int64_t study_id,
                                         const study::StudySpec& spec, int64_t limit);
+
+// "wine: 12 trials share the best value 1.0000", "digits: best 0.9750 (trial #17)",
+// "iris: no trial with a value yet".
+std::string best_line(const study::Leaderboard& board);
+
+// One table per dataset under its best_line, the study's datasets in order.
+void print_leaderboards(std::ostream& os, const std::vector<study::StoredLeaderboard>& boards,
+                        const study::StudySpec& spec);
+
+// [{"dataset", "best_value" (null when none), "best_count", "trials": [trial_json...]}]
+nlohmann::json leaderboards_json(const std::vector<study::StoredLeaderboard>& boards);
 
 }  // namespace layerlab::cli

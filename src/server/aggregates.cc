@@ -209,4 +209,11 @@ json columns(const StudyView& v, const std::vector<std::string>& fields, size_t 
   return {{"total", total}, {"returned", rows.size()}, {"columns", std::move(cols)}};
 }
 
+std::vector<study::Leaderboard> leaderboards(const StudyView& v, size_t limit) {
+  study::LeaderboardBuilder b(v.spec.datasets, v.spec.maximize, limit);
+  for (const CachedTrial& t : v.trials)
+    b.add(v.datasets[static_cast<size_t>(t.dataset)], t.status, t.id, t.number, t.value);
+  return b.boards();
+}
+
 }  // namespace layerlab::server

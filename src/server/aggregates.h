@@ -1,6 +1,7 @@
 // Plot aggregates of docs/api.md computed over a StudyView: /summary (mean, std, n per x
-// and group, per dataset, with a least-squares line) and /columns (column arrays for the
-// optimisation history and parallel coordinates). Pure functions: no I/O, no locks.
+// and group, per dataset, with a least-squares line), /columns (column arrays for the
+// optimisation history and parallel coordinates) and the per-dataset boards of
+// /leaderboard. Pure functions: no I/O, no locks.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "server/study_cache.h"
+#include "study/leaderboard.h"
 
 namespace layerlab::server {
 
@@ -31,5 +33,9 @@ std::optional<LinearFit> fit_line(const std::vector<double>& x, const std::vecto
 // `fields`: number, value, seconds, dataset, finished (status), params.NAME, metrics.NAME.
 // Trials with a value, by number; more than `limit` are thinned evenly by position.
 nlohmann::json columns(const StudyView& v, const std::vector<std::string>& fields, size_t limit);
+
+// Each dataset's board (study/leaderboard.h: the rule `run` and `status` use too), the
+// study's datasets in its order; at most `limit` trials each.
+std::vector<study::Leaderboard> leaderboards(const StudyView& v, size_t limit);
 
 }  // namespace layerlab::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "study/leaderboard.h"
 
 namespace layerlab::server {
 namespace {
@@ -95,7 +96,8 @@ int StudyView::metric_index(const std::string& name) const {
 std::optional<BestTrial> StudyView::best() const {
   std::optional<BestTrial> best;
   for (const CachedTrial& t : trials) {
-    if (std::isnan(t.value)) continue;
+    // The rule of the leaderboards: pruned trials are cut short and do not rank.
+    if (!study::ranks(t.status) || std::isnan(t.value)) continue;
     const bool better = !best || (spec.maximize ? t.value > best->value : t.value < best->value) ||
                         (t.value == best->value && t.number < best->number);
     if (better) best = BestTrial{t.id, t.number, t.value};

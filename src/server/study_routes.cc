@@ -1,4 +1,5 @@
-// /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns.
+// /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns,
+// leaderboard (per dataset).
 #include <sstream>
 
 #include "data/confine.h"
@@ -96,6 +97,34 @@ std::vector<std::string> split_fields(const std::string& text) {
   return out;
 }
 
+// /leaderboard: each dataset's best trials (at most kMaxLeaderboard each; the tables are
+// for people, the trials endpoint pages through everything else).
+constexpr int64_t kMaxLeaderboard = 100;
+
+json leaderboard_of(store::Store& store, int64_t limit, const ViewAccess& with_view) {
+  std::vector<study::Leaderboard> boards;
+  json out;
+  with_view([&](StudyView& v) {
+    boards = leaderboards(v, static_cast<size_t>(limit));
+    out = {{"metric", v.spec.metric},
+           {"goal", v.spec.maximize ? "maximize" : "minimize"},
+           {"limit", limit}};
+  });
+  json datasets = json::array();
+  for (const study::Leaderboard& b : boards) {
+    json trials = json::array();
+    for (const study::LeaderboardEntry& e : b.top)
+      trials.push_back(trial_summary(store.get_trial(e.trial_id)));
+    const std::optional<double> best = b.best_value();
+    datasets.push_back({{"dataset", b.dataset},
+                        {"best_value", best ? number_or_null(*best) : json(nullptr)},
+                        {"best_count", b.best_count},
+                        {"trials", std::move(trials)}});
+  }
+  out["datasets"] = std::move(datasets);
+  return out;
+}
+
 }  // namespace
 
 void add_study_routes(Router& r, Context& c) {
@@ -175,6 +204,16 @@ void add_study_routes(Router& r, Context& c) {
                             return out;
                           });
     send_json_text(res, body);
+  });
+
+  r.get(std::string(kStudy) + "/leaderboard", [&c](const Request& req, Response& res) {
+    const int64_t limit = query_int(req, "limit", 10, 1, kMaxLeaderboard);
+    const int64_t id = c.study(req.matches[1]).id;
+    send_json_text(res,
+                   c.cache->response(id, cache_key({"leaderboard", limit}), c.store(),
+                                     [limit](store::Store& store, const ViewAccess& with_view) {
+                                       return leaderboard_of(store, limit, with_view).dump();
+                                     }));
   });
 
   r.get(std::string(kStudy) + "/columns", [&c](const Request& req, Response& res) {

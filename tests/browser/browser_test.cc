@@ -105,5 +105,47 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
+// The study page ranks within each dataset: a finished study over iris and wine (small
+// validation sets: ties at the best value are common), served without workers; the page's
+// leaderboard must show a board per dataset equal to the API's (leaderboard_page.mjs).
+TEST(Browser, StudyPageShowsALeaderboardPerDataset) {
+  if (std::system("test -x /usr/bin/chromium") != 0)
+    GTEST_SKIP() << "Debian's chromium is not installed (scripts/install-deps.sh test)";
+  const auto dir = fresh_dir("browser-boards");
+  std::ofstream(dir / "study.yaml") << R"(name: boards
+datasets: [iris, wine]
+seeds: [0, 1, 2]
+parameters:
+  hidden_layers: {values: [1, 2]}
+  activation: {values: [relu, tanh]}
+  units: {value: 16}
+  epochs: {value: 4}
+)";
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  const CommandResult run =
+      run_layerlab("run " + (dir / "study.yaml").string() + " --store " + url + " -w 2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ServerProcess server(url, dir / "serve");
+  const auto out = std::filesystem::path(LAYERLAB_BINARY_DIR) / "browser-output";
+  std::filesystem::create_directories(out);
+  const std::string node = std::string("node ") + LAYERLAB_SOURCE_DIR +
+                           "/tests/browser/leaderboard_page.mjs --base " + server.base() +
+                           " --study 1 --out " + out.string() + " >" + (dir / "node.out").string() +
+                           " 2>" + (dir / "node.err").string();
+  const int status = std::system(node.c_str());
+  const std::string stdout_text = read_file(dir / "node.out");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "leaderboard_page.mjs failed:\n"
+      << read_file(dir / "node.err") << stdout_text;
+  const json result = json::parse(stdout_text.substr(stdout_text.rfind("{\"ok\"")), nullptr, false);
+  ASSERT_TRUE(result.is_object()) << stdout_text;
+  EXPECT_TRUE(result["ok"].get<bool>());
+  ASSERT_EQ(result["boards"].size(), 2u) << stdout_text;
+  EXPECT_EQ(result["boards"][0]["dataset"], "iris");
+  EXPECT_EQ(result["boards"][1]["dataset"], "wine");
+  for (const json& b : result["boards"]) EXPECT_EQ(b["rows"], 10) << b;  // 12 trials each
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
 }  // namespace
 }  // namespace layerlab::testing

@@ -92,6 +92,7 @@ export const endpoints = {
   trials: (id, params) => `${API}/studies/${encodeURIComponent(id)}/trials${query(params)}`,
   summary: (id, params) => `${API}/studies/${encodeURIComponent(id)}/summary${query(params)}`,
   columns: (id, params) => `${API}/studies/${encodeURIComponent(id)}/columns${query(params)}`,
+  leaderboard: (id, params) => `${API}/studies/${encodeURIComponent(id)}/leaderboard${query(params)}`,
   trial: (id, params) => `${API}/trials/${encodeURIComponent(id)}${query(params)}`,
   workers: () => `${API}/workers`,
   queue: () => `${API}/queue`,

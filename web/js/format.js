@@ -101,3 +101,13 @@ export function fmtParam(v, digits = 4) {
   if (typeof v === 'string') return v;
   return JSON.stringify(v);
 }
+
+// One dataset's board of GET /studies/{id}/leaderboard in words, as `layerlab status`
+// says it: "3 trials share the best value 0.975", "best 0.975 (trial #17)", "no trial
+// with a value yet".
+export function bestNote(board) {
+  if (!board || !isNum(board.best_value) || !board.best_count) return 'no trial with a value yet';
+  if (board.best_count > 1) return `${board.best_count} trials share the best value ${fmtValue(board.best_value)}`;
+  const first = (board.trials || [])[0];
+  return `best ${fmtValue(board.best_value)}${first ? ` (trial #${first.number})` : ''}`;
+}

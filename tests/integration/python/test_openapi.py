@@ -182,6 +182,13 @@ class OpenApiResponsesTest(unittest.TestCase):
         self.assertEqual(cols["returned"], 4)
         c(columns, "GET", "/api/v1/studies/tiny/columns?fields=colour", 400)
         c(columns, "GET", "/api/v1/studies/no-such/columns", 404)
+        leaderboard = s + "/leaderboard"
+        lb = c(leaderboard, "GET", "/api/v1/studies/tiny/leaderboard?limit=3", 200)
+        self.assertEqual([b["dataset"] for b in lb["datasets"]], ["iris"])
+        self.assertEqual(len(lb["datasets"][0]["trials"]), 3)  # of the 4 finished trials
+        self.assertGreaterEqual(lb["datasets"][0]["best_count"], 1)
+        c(leaderboard, "GET", "/api/v1/studies/tiny/leaderboard?limit=101", 400)
+        c(leaderboard, "GET", "/api/v1/studies/no-such/leaderboard", 404)
         trial = c(t, "GET", f"/api/v1/trials/{tid}", 200)
         self.assertEqual(len(trial["curve"]), 3)
         c(t, "GET", f"/api/v1/trials/{tid}?attempt=0", 200)

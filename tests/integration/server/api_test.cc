@@ -1,7 +1,9 @@
 // The read side of the REST API over real HTTP against `layerlab serve` on a real SQLite
 // store that `layerlab run` filled: every GET endpoint, paging, sorting, aggregates,
 // errors, static files and path traversal.
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "server_process.h"
 
@@ -92,6 +94,55 @@ TEST_F(ApiTest, StudiesListAndOneStudyByIdOrName) {
 
   expect_error("/api/v1/studies/999", 404, "no study with id 999");
   expect_error("/api/v1/studies/no-such-study", 404, "no study named 'no-such-study'");
+}
+
+// /leaderboard ranks within each dataset: each board is that dataset's best trials in
+// order, with every trial that shares its best value counted, never a mix of datasets.
+TEST_F(ApiTest, LeaderboardRanksWithinEachDataset) {
+  auto [code, all] = get("/api/v1/studies/api-study/trials?limit=1000");
+  ASSERT_EQ(code, 200);
+  std::map<std::string, std::vector<std::pair<double, int64_t>>> ranked;  // (-value, number)
+  for (const json& t : all["trials"])
+    if (t["status"] == "completed" && t["value"].is_number())
+      ranked[t["dataset"]].emplace_back(-t["value"].get<double>(), t["number"].get<int64_t>());
+  for (auto& [dataset, rows] : ranked) std::sort(rows.begin(), rows.end());
+
+  auto [code1, lb] = get("/api/v1/studies/api-study/leaderboard?limit=3");
+  ASSERT_EQ(code1, 200) << lb.dump();
+  EXPECT_EQ(lb["metric"], "val_accuracy");
+  EXPECT_EQ(lb["goal"], "maximize");
+  EXPECT_EQ(lb["limit"], 3);
+  ASSERT_EQ(lb["datasets"].size(), 2u);
+  for (size_t d = 0; d < 2; ++d) {
+    const json& board = lb["datasets"][d];
+    const std::string dataset = d == 0 ? "iris" : "wine";  // the study's order
+    EXPECT_EQ(board["dataset"], dataset);
+    const auto& rows = ranked[dataset];
+    ASSERT_GE(rows.size(), 3u);
+    ASSERT_EQ(board["trials"].size(), 3u) << board.dump();
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(board["trials"][i]["dataset"], dataset);
+      EXPECT_EQ(board["trials"][i]["number"], rows[i].second) << dataset << " rank " << i;
+      EXPECT_EQ(board["trials"][i]["status"], "completed");  // a full TRIAL_SUMMARY
+    }
+    EXPECT_DOUBLE_EQ(board["best_value"].get<double>(), -rows[0].first);
+    const auto ties = std::count_if(rows.begin(), rows.end(),
+                                    [&](const auto& r) { return r.first == rows[0].first; });
+    EXPECT_EQ(board["best_count"], ties) << dataset;
+  }
+  // The default is 10 per dataset; by name or id alike.
+  auto [code2, by_id] = get("/api/v1/studies/1/leaderboard");
+  ASSERT_EQ(code2, 200);
+  EXPECT_EQ(by_id["limit"], 10);
+  EXPECT_EQ(by_id["datasets"][0]["trials"].size(), std::min<size_t>(10, ranked["iris"].size()));
+
+  // Bounded, and a bad limit is a 400 naming it.
+  expect_error("/api/v1/studies/api-study/leaderboard?limit=0", 400, "limit: expected an integer");
+  expect_error("/api/v1/studies/api-study/leaderboard?limit=101", 400,
+               "limit: expected an integer");
+  expect_error("/api/v1/studies/api-study/leaderboard?limit=ten", 400,
+               "limit: expected an integer");
+  expect_error("/api/v1/studies/nope/leaderboard", 404, "no study named 'nope'");
 }
 
 TEST_F(ApiTest, TrialsArePagedFilteredAndSorted) {

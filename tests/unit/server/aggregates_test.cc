@@ -151,5 +151,31 @@ TEST(StudyViewBest, FollowsTheGoalAndBreaksTiesByNumber) {
   EXPECT_FALSE(view_with({}).best());
 }
 
+// The study's best and /leaderboard follow study/leaderboard.h: a pruned trial (its value
+// cut short) does not rank, and boards are per dataset in the study's order.
+TEST(StudyViewBest, LeavesOutPrunedTrialsLikeTheLeaderboards) {
+  StudyView v = view_with({{"wine", 1, "relu", 1.0},
+                           {"iris", 1, "relu", 0.99},
+                           {"iris", 1, "relu", 0.7},
+                           {"wine", 1, "relu", 1.0},
+                           {"iris", 1, "relu", 0.9},
+                           {"wine", 1, "relu", 0.5}});
+  v.trials[1].status = store::TrialStatus::kPruned;
+  v.spec.datasets = {"iris", "wine"};
+  EXPECT_EQ(v.best()->number, 0);
+  const auto boards = leaderboards(v, 2);
+  ASSERT_EQ(boards.size(), 2u);
+  EXPECT_EQ(boards[0].dataset, "iris");
+  ASSERT_EQ(boards[0].top.size(), 2u);
+  EXPECT_EQ(boards[0].top[0].number, 4);
+  EXPECT_EQ(boards[0].top[0].trial_id, 104);
+  EXPECT_EQ(boards[0].top[1].number, 2);
+  EXPECT_EQ(boards[0].best_count, 1);
+  EXPECT_EQ(boards[1].dataset, "wine");
+  EXPECT_EQ(boards[1].top[0].number, 0);
+  EXPECT_EQ(boards[1].top[1].number, 3);
+  EXPECT_EQ(boards[1].best_count, 2);
+}
+
 }  // namespace
 }  // namespace layerlab::server

@@ -1,6 +1,7 @@
-// #/study/ID : one study. Header with status and progress, the best trial, six views
-// (metric and training time against a parameter, optimisation history, parallel
-// coordinates, learning curves, trials table) and the details of the selected trial.
+// #/study/ID : one study. Header with status and progress, the best trial (of each
+// dataset), six views (metric and training time against a parameter, optimisation
+// history, parallel coordinates, learning curves, trials table), the leaderboard of each
+// dataset and the details of the selected trial.
 // Live: trial events update the counts and (throttled to about once a second) the plots
 // and the table page; epoch events extend the curves of selected trials; resync refetches
 // everything. The page never reloads.
@@ -8,7 +9,7 @@
 import { ApiError, endpoints, get, post } from '../api.js';
 import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
-import { fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../format.js';
+import { bestNote, fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../format.js';
 import { refresher } from '../throttle.js';
 import { markError, markLoading, purge, renderFigure } from '../charts.js';
 import {
@@ -17,12 +18,14 @@ import {
 } from '../plots.js';
 import { countChips, progressBar } from '../components/progress.js';
 import { TrialsTable } from '../components/trials_table.js';
+import { leaderboardBoards } from '../components/leaderboard.js';
 import { trialDetails } from '../components/trial_details.js';
 
 const FINAL = new Set(['completed', 'early_stopped', 'pruned', 'diverged', 'failed', 'cancelled']);
 const MAX_CURVES = 6;
 const HISTORY_LIMIT = 5000;
 const PARCOORDS_LIMIT = 1000;
+const LEADERBOARD_LIMIT = 10;
 
 function plotCard({ id, title, subtitle, controls, wide, extra }) {
   const titleEl = h('h2', { class: 'card-title' }, title);
@@ -84,6 +87,7 @@ export function mount(root, { id: studyId }, ctx) {
   let alive = true;
   let study = null;
   let table = null;
+  let leaderboard = null; // GET /leaderboard: each dataset's best trials
   const opts = { x: '', group: '', y: 'value' };
   const selected = new Map(); // trial id -> {trial, curve, attempt, color}
   let colorNext = 0;
@@ -122,6 +126,10 @@ export function mount(root, { id: studyId }, ctx) {
   const detailsEl = h('div', { id: 'trial-details', class: 'details-body' },
     h('div', { class: 'empty-state small' }, 'Click a row of the trials table to see the trial here.'));
   const detailsCard = h('section', { class: 'card details-card' }, h('div', { class: 'card-head' }, h('h2', { class: 'card-title' }, 'Trial details')), detailsEl);
+  const lbHolder = h('div', { id: 'leaderboard', class: 'boards' }, h('div', { class: 'loading-text' }, 'loading…'));
+  const lbSub = h('div', { class: 'card-sub' }, `ranked within each dataset; top ${LEADERBOARD_LIMIT}`);
+  const lbCard = h('section', { class: 'card wide leaderboard-card' },
+    h('div', { class: 'card-head' }, h('div', null, h('h2', { class: 'card-title' }, 'Leaderboard per dataset'), lbSub)), lbHolder);
   const tableHolder = h('div', { class: 'table-holder is-loading' }, h('div', { class: 'loading-text' }, 'loading trials…'));
   const tableCard = h('section', { class: 'card wide table-card-study' },
     h('div', { class: 'card-head' }, h('h2', { class: 'card-title' }, 'Trials'),
@@ -129,7 +137,7 @@ export function mount(root, { id: studyId }, ctx) {
 
   fill(root,
     h('div', { class: 'study-top' }, head, bestEl),
-    h('div', { class: 'grid' }, metric.card, time.card, history.card, parcoords.card, curves.card, detailsCard, tableCard));
+    h('div', { class: 'grid' }, metric.card, lbCard, time.card, history.card, parcoords.card, curves.card, detailsCard, tableCard));
   for (const p of [metric, time, history, parcoords, curves]) markLoading(p.div);
 
   // ---- header and best trial --------------------------------------------------------
@@ -154,6 +162,20 @@ export function mount(root, { id: studyId }, ctx) {
   }
 
   function renderBest() {
+    const boards = leaderboard ? leaderboard.datasets || [] : null;
+    if ((study.datasets || []).length > 1) {
+      // Several datasets: a best value each (one across them would compare apples and pears).
+      fill(bestEl,
+        h('div', { class: 'card-title' }, 'Best per dataset ', h('span', { class: 'muted small' }, `(${study.goal})`)),
+        boards === null ? h('div', { class: 'muted' }, 'loading…') : h('div', { class: 'best-list', id: 'best-per-dataset' },
+          boards.map((b) => h('div', { class: 'best-row', dataset: { dataset: b.dataset } },
+            h('span', { class: 'best-dataset' }, b.dataset),
+            h('b', { class: 'num best-row-value' }, fmtValue(b.best_value)),
+            h('span', { class: 'muted small' }, b.best_count > 1 ? `${b.best_count} trials share it`
+              : b.trials && b.trials[0] ? `trial #${b.trials[0].number}` : 'no value yet'),
+            b.trials && b.trials[0] ? h('button', { type: 'button', class: 'btn btn-small', onclick: () => selectTrial(b.trials[0], true) }, 'show') : null))));
+      return;
+    }
     const b = study.best;
     if (!b) {
       fill(bestEl, h('div', { class: 'card-title' }, 'Best trial'),
@@ -165,6 +187,7 @@ export function mount(root, { id: studyId }, ctx) {
       h('div', { class: 'card-title' }, 'Best trial ', h('span', { class: 'muted small' }, `(${study.goal})`)),
       h('div', { class: 'best-value num', id: 'best-value' }, fmtValue(b.value)),
       h('div', { class: 'muted small' }, `${label(study.metric)} \u00b7 trial #${b.number}${b.dataset ? ` \u00b7 ${b.dataset}` : ''} \u00b7 ${fmtSeconds(b.seconds)}`),
+      boards && boards[0] && boards[0].best_count > 1 ? h('div', { class: 'muted small tie-note' }, bestNote(boards[0])) : null,
       h('dl', { class: 'kv compact' }, variedParams(study).filter((p) => p in params)
         .map((p) => [h('dt', null, label(p)), h('dd', null, fmtParam(params[p]))])),
       h('button', { type: 'button', class: 'btn btn-small', onclick: () => selectTrial(b, true) }, 'show details and curve'));
@@ -287,6 +310,28 @@ export function mount(root, { id: studyId }, ctx) {
     const url = endpoints.columns(studyId, { fields: 'number,value,dataset', limit: HISTORY_LIMIT });
     return plot(history, 'plot-history', url, (c) => historyFigure(c, { goal: study.goal, metric: study.metric }),
       { inputs: `${study.goal} ${study.metric}` });
+  }
+
+  async function loadLeaderboard() {
+    const url = endpoints.leaderboard(studyId, { limit: LEADERBOARD_LIMIT });
+    lbHolder.dataset.src = url;
+    try {
+      const lb = await get(url);
+      if (!alive) return;
+      ctx.clearError('leaderboard');
+      const key = JSON.stringify(lb);
+      if (key === lbHolder.dataset.key) return;
+      leaderboard = lb;
+      lbHolder.dataset.key = key;
+      lbSub.textContent = `ranked within each dataset by ${label(lb.metric)} (${lb.goal}); top ${lb.limit}`;
+      fill(lbHolder, leaderboardBoards(lb, {
+        parameters: variedParams(study), metric: lb.metric, onSelect: (t) => selectTrial(t, true),
+      }));
+      lbHolder.dataset.state = 'ready';
+      renderBest();
+    } catch (err) {
+      if (alive) ctx.showError('leaderboard', err);
+    }
   }
 
   // Parallel coordinates draw slowly without a GPU: fewer lines, and at most every 5 s.
@@ -414,7 +459,7 @@ export function mount(root, { id: studyId }, ctx) {
     const ok = studyFresh || await loadStudy();
     studyFresh = false;
     if (!ok || !alive) return;
-    const jobs = [loadMetric(), loadTime(), loadHistory(), table.load(), loadParcoords()];
+    const jobs = [loadMetric(), loadTime(), loadHistory(), table.load(), loadParcoords(), loadLeaderboard()];
     if (focused !== null && focusedTrial && !FINAL.has(focusedTrial.status)) {
       jobs.push(fetchTrial(focused).then(scheduleCurves).catch(() => {}));
     }

@@ -1,0 +1,15 @@
+// Unit tests of web/js/format.js in plain Node: node --test tests/browser/format_test.mjs
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { bestNote } from '../../web/js/format.js';
+
+test('bestNote: a leaderboard board in the words `layerlab status` uses', () => {
+  const trial = (number, value) => ({ id: number + 100, number, value });
+  assert.equal(bestNote({ dataset: 'wine', best_value: 1, best_count: 12, trials: [trial(3, 1), trial(4, 1)] }),
+    '12 trials share the best value 1');
+  assert.equal(bestNote({ dataset: 'digits', best_value: 0.97501, best_count: 1, trials: [trial(17, 0.97501)] }),
+    'best 0.975 (trial #17)');
+  assert.equal(bestNote({ dataset: 'iris', best_value: null, best_count: 0, trials: [] }), 'no trial with a value yet');
+  assert.equal(bestNote(undefined), 'no trial with a value yet');
+});

@@ -1,0 +1,145 @@
+// Browser test of the study page's leaderboard per dataset, against a running layerlab
+// server and a finished study over several datasets:
+//
+//   node tests/browser/leaderboard_page.mjs --base http://127.0.0.1:8080 --study 1 --out DIR
+//
+// Opens #/study/ID in headless Chromium (LAYERLAB_CHROMIUM, default /usr/bin/chromium) and
+// checks #leaderboard against GET /api/v1/studies/ID/leaderboard: one board per dataset of
+// the study, in its order; each board's rows are that dataset's trials in the API's order;
+// its note says how many trials share the best value; the best card has a line per
+// dataset; clicking a row of the last board shows that trial's details. Prints one JSON
+// line ("ok": true, what was seen) and exits 0; exits 1 with the failed check on stderr.
+
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { chromium } = require('../../web/node_modules/playwright-core');
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 2; i < argv.length; i += 2) out[argv[i].replace(/^--/, '')] = argv[i + 1];
+  return out;
+}
+const args = parseArgs(process.argv);
+if (!args.base || !args.study) {
+  process.stderr.write('usage: node tests/browser/leaderboard_page.mjs --base URL --study ID --out DIR\n');
+  process.exit(2);
+}
+const BASE = String(args.base).replace(/\/+$/, '');
+const STUDY = String(args.study);
+const OUT = path.resolve(args.out || 'browser-test-output');
+fs.mkdirSync(OUT, { recursive: true });
+
+class CheckFailed extends Error {}
+function check(cond, message) {
+  if (!cond) throw new CheckFailed(message);
+}
+
+async function api(p) {
+  const res = await fetch(`${BASE}${p}`, { headers: { Accept: 'application/json' } });
+  const text = await res.text();
+  if (!res.ok) throw new CheckFailed(`GET ${p} -> ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+// What the API's board says in words (web/js/format.js bestNote, `layerlab status`).
+function expectedNote(b) {
+  if (!b.best_count) return 'no trial with a value yet';
+  return b.best_count > 1 ? `${b.best_count} trials share the best value` : 'best ';
+}
+
+// Runs in the page: each board's dataset, note and rows.
+function readBoards() {
+  const holder = document.getElementById('leaderboard');
+  if (!holder || holder.dataset.state !== 'ready') return null;
+  return [...holder.querySelectorAll('section.board')].map((s) => ({
+    dataset: s.dataset.dataset,
+    title: s.querySelector('.board-title')?.textContent || '',
+    note: s.querySelector('.board-note')?.textContent || '',
+    best_count: Number(s.querySelector('.board-note')?.dataset.bestCount),
+    rows: [...s.querySelectorAll('tbody tr[data-trial-id]')].map((tr) => ({
+      id: Number(tr.dataset.trialId), dataset: tr.dataset.dataset,
+    })),
+  }));
+}
+
+let browser = null;
+const results = { ok: false, base: BASE, study: STUDY };
+
+async function main() {
+  const study = await api(`/api/v1/studies/${encodeURIComponent(STUDY)}`);
+  const lb = await api(`/api/v1/studies/${encodeURIComponent(STUDY)}/leaderboard?limit=10`);
+  check(study.status === 'finished', `the test needs a finished study; study ${STUDY} is ${study.status}`);
+  check((study.datasets || []).length >= 2, 'the test needs a study over several datasets');
+
+  browser = await chromium.launch({
+    executablePath: process.env.LAYERLAB_CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+  const pageErrors = [];
+  page.on('pageerror', (err) => pageErrors.push(String(err && err.message ? err.message : err)));
+  await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit', timeout: 15_000 });
+  await page.waitForFunction(() => document.getElementById('leaderboard')?.dataset.state === 'ready',
+    null, { timeout: 40_000, polling: 100 })
+    .catch(() => { throw new CheckFailed('#leaderboard was not rendered within 40 s'); });
+  const boards = await page.evaluate(readBoards);
+  results.boards = boards.map((b) => ({ dataset: b.dataset, rows: b.rows.length, best_count: b.best_count, note: b.note }));
+
+  // One board per dataset of the study, in its order, each as the API ranks it.
+  check(boards.length === study.datasets.length,
+    `#leaderboard shows ${boards.length} boards for ${study.datasets.length} datasets`);
+  boards.forEach((b, i) => {
+    const want = lb.datasets[i];
+    check(b.dataset === study.datasets[i] && want.dataset === study.datasets[i],
+      `board ${i} is '${b.dataset}', the study's dataset ${i} is '${study.datasets[i]}'`);
+    check(b.title === b.dataset, `board ${i}'s title is '${b.title}'`);
+    check(b.rows.length === want.trials.length && b.rows.length > 0,
+      `board '${b.dataset}' shows ${b.rows.length} rows, the API has ${want.trials.length}`);
+    check(b.rows.every((r) => r.dataset === b.dataset), `board '${b.dataset}' mixes datasets`);
+    check(b.rows.map((r) => r.id).join() === want.trials.map((t) => t.id).join(),
+      `board '${b.dataset}' rows ${b.rows.map((r) => r.id)} are not the API's ${want.trials.map((t) => t.id)}`);
+    check(b.best_count === want.best_count && b.note.startsWith(expectedNote(want)),
+      `board '${b.dataset}' says '${b.note}' (best_count ${b.best_count}); the API has best_count ${want.best_count}`);
+  });
+
+  // The best card: a line per dataset, not one best across them.
+  const bestRows = await page.$$eval('#best-per-dataset .best-row', (rows) => rows.map((r) => r.dataset.dataset));
+  check(bestRows.join() === study.datasets.join(), `the best card lists [${bestRows}], not the datasets [${study.datasets}]`);
+
+  // A click on the last board's second row shows that trial.
+  const last = boards[boards.length - 1];
+  const pick = last.rows[Math.min(1, last.rows.length - 1)].id;
+  await page.click(`#leaderboard section.board[data-dataset="${last.dataset}"] tr[data-trial-id="${pick}"]`);
+  await page.waitForSelector(`#trial-details [data-trial-id="${pick}"]`, { timeout: 10_000 })
+    .catch(() => { throw new CheckFailed(`clicking trial ${pick} in the '${last.dataset}' board did not show its details`); });
+  results.clicked = pick;
+
+  results.screenshots = [];
+  for (const [name, selector] of [['leaderboard-best', '.study-top'], ['leaderboard', '.leaderboard-card']]) {
+    await page.evaluate((sel) => {
+      document.querySelector(sel).scrollIntoView({ block: 'start' });
+      window.scrollBy(0, -64); // the sticky top bar
+    }, selector);
+    const file = path.join(OUT, `${name}.png`);
+    await page.screenshot({ path: file });
+    results.screenshots.push(file);
+  }
+  check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);
+}
+
+const overall = setTimeout(() => done(1, 'overall timeout of 90 s exceeded'), 90_000);
+function done(code, message) {
+  clearTimeout(overall);
+  results.ok = code === 0;
+  if (message) results.error = message;
+  process.stdout.write(`${JSON.stringify(results)}\n`);
+  if (message) process.stderr.write(`leaderboard_page: FAILED: ${message}\n`);
+  const exit = () => process.exit(code);
+  if (browser) browser.close().then(exit, exit);
+  else exit();
+}
+main().then(() => done(0), (err) => done(1, err instanceof CheckFailed ? err.message : (err && err.stack) || String(err)));
