@@ -82,9 +82,7 @@ StoredTrial load_stored_trial(store::Store& store, const store::StudyRecord& stu
   if (!trial.result.is_object())
     throw failed_precondition(name + " is " + store::to_string(trial.status) +
                               " but has no stored result");
-  json params = trial.params;
-  params["dataset"] = trial.dataset;
-  t.trial_spec = study::TrialSpec::from_json(params);
+  t.trial_spec = study::TrialSpec::from_stored(trial.params, trial.dataset);
   t.epochs.clear();
   for (const auto& e : store.list_epochs(trial.id, trial.attempts)) t.epochs.push_back(e.row);
 

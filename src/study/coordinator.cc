@@ -19,9 +19,7 @@ double relative_cost(const TrialSpec& t) {
 }
 
 TrialSpec trial_of(const store::TrialRecord& r) {
-  nlohmann::json params = r.params;
-  params["dataset"] = r.dataset;
-  return TrialSpec::from_json(params);
+  return TrialSpec::from_stored(r.params, r.dataset);
 }
 
 }  // namespace

@@ -73,22 +73,44 @@ class AshaPruner final : public Pruner {
 
 }  // namespace
 
+namespace {
+
+struct PrunerType {
+  std::unique_ptr<Pruner> (*make)(const PrunerConfig&);
+  std::vector<std::string> settings;  // keys of the early_terminate block besides "type"
+};
+
+const Registry<PrunerType>& pruners() {
+  static const Registry<PrunerType> registry = [] {
+    Registry<PrunerType> r("early_terminate type");
+    r.add("median", {[](const PrunerConfig& c) -> std::unique_ptr<Pruner> {
+                       return std::make_unique<MedianPruner>(c);
+                     },
+                     {"warmup_epochs"}});
+    r.add("asha", {[](const PrunerConfig& c) -> std::unique_ptr<Pruner> {
+                     return std::make_unique<AshaPruner>(c);
+                   },
+                   {"min_epochs", "eta"}});
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace
+
 std::unique_ptr<Pruner> make_pruner(const PrunerConfig& config) {
   if (config.type.empty()) return nullptr;
   if (config.min_epochs < 1 || config.eta < 2)
     throw invalid_argument("early_terminate: min_epochs must be >= 1 and eta >= 2");
-  using Factory = std::unique_ptr<Pruner> (*)(const PrunerConfig&);
-  static const Registry<Factory> registry = [] {
-    Registry<Factory> r("early_terminate type");
-    r.add("median", [](const PrunerConfig& c) -> std::unique_ptr<Pruner> {
-      return std::make_unique<MedianPruner>(c);
-    });
-    r.add("asha", [](const PrunerConfig& c) -> std::unique_ptr<Pruner> {
-      return std::make_unique<AshaPruner>(c);
-    });
-    return r;
-  }();
-  return registry.get(config.type)(config);
+  return pruners().get(config.type).make(config);
+}
+
+std::vector<std::string> pruner_types() {
+  return pruners().names();
+}
+
+const std::vector<std::string>& pruner_settings(const std::string& type) {
+  return pruners().get(type).settings;
 }
 
 }  // namespace layerlab::study

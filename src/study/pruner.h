@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace layerlab::study {
 
@@ -34,5 +35,10 @@ class Pruner {
 
 // The pruner for a config; nullptr when type is "". Unknown types: InvalidArgument.
 std::unique_ptr<Pruner> make_pruner(const PrunerConfig& config);
+
+// The registered pruner types, and the settings a study file may give each (besides
+// "type"); the spec parser reads these, so a new pruner is one registration.
+std::vector<std::string> pruner_types();
+const std::vector<std::string>& pruner_settings(const std::string& type);
 
 }  // namespace layerlab::study

@@ -23,6 +23,7 @@
 #include "common/text_safety.h"
 #include "data/dataset.h"
 #include "nn/params.h"
+#include "study/pruner.h"
 #include "study/sampler.h"
 
 namespace layerlab::study {
@@ -455,11 +456,10 @@ StudySpec Parser::study(const Item& top) {
   if (const Item* et = find(f, "early_terminate")) {
     const Fields ef = settings(*et, {"type", "min_epochs", "eta", "warmup_epochs"});
     const Item* type = find(ef, "type");
-    if (!type) fail(*et, "missing required key 'type': asha or median");
-    s.early_terminate.type = choice(*type, "early_terminate type", {"asha", "median"});
-    const std::vector<std::string> keys =
-        s.early_terminate.type == "asha" ? std::vector<std::string>{"type", "min_epochs", "eta"}
-                                         : std::vector<std::string>{"type", "warmup_epochs"};
+    if (!type) fail(*et, "missing required key 'type': " + join(pruner_types(), " or "));
+    s.early_terminate.type = choice(*type, "early_terminate type", pruner_types());
+    std::vector<std::string> keys = {"type"};
+    for (const std::string& k : pruner_settings(s.early_terminate.type)) keys.push_back(k);
     for (const Field& e : ef)
       if (!contains(keys, e.key))
         fail_at(e.key_mark, e.value.path + ": not a setting of type " + s.early_terminate.type +

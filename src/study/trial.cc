@@ -18,6 +18,12 @@ json TrialSpec::to_json() const {
   return j;
 }
 
+TrialSpec TrialSpec::from_stored(const json& params, const std::string& dataset) {
+  json j = params;
+  j["dataset"] = dataset;
+  return from_json(j);
+}
+
 TrialSpec TrialSpec::from_json(const json& j) {
   if (!j.is_object())
     throw invalid_argument("trial: expected an object, got " + nn::describe_value(j));

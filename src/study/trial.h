@@ -26,6 +26,8 @@ struct TrialSpec {
   // The parameters of nn::Params plus dataset, validation_fraction, stratify, split_seed.
   nlohmann::json to_json() const;
   static TrialSpec from_json(const nlohmann::json& j);
+  // A stored trial's parameters (without the dataset, kept in its own column) and dataset.
+  static TrialSpec from_stored(const nlohmann::json& params, const std::string& dataset);
 };
 
 struct TrialOutcome {

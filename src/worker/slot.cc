@@ -220,9 +220,7 @@ class Slot::Loop {
       try {
         faults_.at(CrashPoint::kBeforeTraining, d.number);
         m.study = &study_context(d.study_id);
-        nlohmann::json params = d.params;
-        params["dataset"] = d.dataset;
-        m.spec = study::TrialSpec::from_json(params);
+        m.spec = study::TrialSpec::from_stored(d.params, d.dataset);
       } catch (const Error& e) {
         if (retryable(e)) throw;
         fail(d, e.what());  // bad parameters or study: the trial fails, no retry

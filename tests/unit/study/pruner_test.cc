@@ -73,5 +73,19 @@ TEST(Pruners, NoneAndUnknownTypes) {
   EXPECT_THROW(make_pruner(c), Error);
 }
 
+TEST(PrunerRegistry, NamesEachTypeAndTheSettingsItTakes) {
+  EXPECT_EQ(pruner_types(), (std::vector<std::string>{"asha", "median"}));
+  EXPECT_EQ(pruner_settings("asha"), (std::vector<std::string>{"min_epochs", "eta"}));
+  EXPECT_EQ(pruner_settings("median"), (std::vector<std::string>{"warmup_epochs"}));
+  try {
+    pruner_settings("hyperband");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown early_terminate type 'hyperband'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace layerlab::study
