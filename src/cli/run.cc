@@ -13,6 +13,7 @@
 #include "cli/progress.h"
 #include "cli/signals.h"
 #include "cli/trial_table.h"
+#include "cli/worker_flags.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
 #include "common/strings.h"
@@ -25,16 +26,17 @@
 namespace layerlab::cli {
 namespace {
 
+// run's workers are local: a lease of 10 s brings a dead one's trial back soon.
+WorkerFlags short_lease() {
+  WorkerFlags f;
+  f.lease_seconds = 10;
+  return f;
+}
+
 struct RunFlags {
   std::string study_file;
-  int workers = 0;  // 0: the number of cores
-  std::string store_url = store::kDefaultStoreUrl;
-  std::string broker_url;  // empty: the store is the queue
-  int threads = 1;
-  int pack = 1;
-  std::string device = "cpu";
-  double lease_seconds = 10;
-  int max_attempts = 3;
+  int workers = 0;                          // 0: the number of cores
+  WorkerFlags worker = short_lease();
   int leaders = 10;
   bool json = false;
   int dashboard = -1;  // port; -1: no dashboard
@@ -78,12 +80,13 @@ int run(const RunFlags& f) {
   const study::StudySpec spec = study::load_study_file(f.study_file);
   // Every dataset is loaded and checked, as the study file is, before anything is stored.
   study::check_datasets(spec);
-  auto store = store::open_store(f.store_url);
+  auto store = store::open_store(f.worker.store_url);
   bool resumed = false;
-  const int64_t study_id = create_or_resume(*store, spec, hide_url_password(f.store_url), &resumed);
+  const int64_t study_id =
+      create_or_resume(*store, spec, hide_url_password(f.worker.store_url), &resumed);
   queue::AmqpQueueOptions amqp;
-  amqp.max_attempts = f.max_attempts;
-  auto queue = queue::make_queue(*store, "coordinator", f.broker_url, {}, amqp);
+  amqp.max_attempts = f.worker.max_attempts;
+  auto queue = queue::make_queue(*store, "coordinator", f.worker.broker_url, {}, amqp);
   study::Coordinator coordinator(*store, *queue, spec, study_id);
   const int workers =
       f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
@@ -91,27 +94,20 @@ int run(const RunFlags& f) {
   std::unique_ptr<server::Server> dashboard;
   if (f.dashboard >= 0) {
     server::ServerOptions o;
-    o.store_url = f.store_url;
+    o.store_url = f.worker.store_url;
     o.port = f.dashboard;
     dashboard = std::make_unique<server::Server>(o);
     dashboard->start();
     std::cerr << "dashboard at " << dashboard->url() << "#/study/" << study_id << std::endl;
   }
   const int64_t finished_at_start = store->counts(study_id).finished();
-  std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers\n",
-                           resumed ? "resuming" : "running", spec.name,
-                           hide_url_password(f.store_url), coordinator.total_trials(), workers);
+  std::cerr << fmt::format(
+      "{} study '{}' in {}: {} trials, {} workers\n", resumed ? "resuming" : "running", spec.name,
+      hide_url_password(f.worker.store_url), coordinator.total_trials(), workers);
 
-  std::vector<std::string> args{"--store",          f.store_url,
-                                "--study",          std::to_string(study_id),
-                                "--threads",        std::to_string(f.threads),
-                                "--pack",           std::to_string(f.pack),
-                                "--device",         f.device,
-                                "--lease-seconds",  std::to_string(f.lease_seconds),
-                                "--max-attempts",   std::to_string(f.max_attempts),
-                                "--exit-when-done", "--quiet"};
-  if (!f.broker_url.empty()) args.insert(args.end(), {"--broker", f.broker_url});
-  WorkerPool pool(workers, args, f.threads);
+  std::vector<std::string> args = worker_args(f.worker);
+  args.insert(args.end(), {"--study", std::to_string(study_id), "--exit-when-done", "--quiet"});
+  WorkerPool pool(workers, args, f.worker.threads);
   Progress progress(stderr);
   bool complete = false;
   std::chrono::steady_clock::time_point last_retry_note{};
@@ -171,25 +167,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("study", f->study_file, "study file (YAML)")->required();
   cmd->add_option("-w,--workers", f->workers, "worker processes (default: number of cores)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--store", f->store_url, "store URL (sqlite:PATH or postgresql://...)")
-      ->capture_default_str();
-  cmd->add_option("--broker", f->broker_url,
-                  "broker URL (amqp://user:pass@host:port/vhost); workers elsewhere may join");
-  cmd->add_option("--threads", f->threads, "BLAS threads per worker")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  cmd->add_option("--pack", f->pack, "same-shape trials each worker trains at once")
-      ->check(CLI::Range(1, 65536))
-      ->capture_default_str();
-  cmd->add_option("--device", f->device, "cpu or cuda[:N], for every worker")
-      ->capture_default_str();
-  cmd->add_option("--lease-seconds", f->lease_seconds, "lease of a running trial")
-      ->check(CLI::Range(0.1, 3600.0))
-      ->capture_default_str();
-  cmd->add_option("--max-attempts", f->max_attempts,
-                  "deliveries (or lost leases) before a trial fails")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  add_worker_flags(*cmd, f->worker);
   cmd->add_option("--top", f->leaders, "trials in each dataset's leaderboard")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

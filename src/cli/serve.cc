@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/server_flags.h"
 #include "cli/signals.h"
+#include "cli/worker_flags.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
 #include "common/strings.h"
@@ -18,15 +19,10 @@ namespace layerlab::cli {
 namespace {
 
 struct ServeFlags {
-  std::string store_url = store::kDefaultStoreUrl;
-  std::string broker_url;
-  int max_attempts = 3;
+  WorkerFlags worker;  // the coordinator's store, broker and limits, and the local workers'
   std::string bind = "127.0.0.1:8080";
   server::ServerOptions server;
   int workers = 0;
-  int threads = 1;
-  int pack = 1;
-  std::string device = "cpu";
 };
 
 // HOST:PORT, [V6]:PORT; kInvalidArgument otherwise.
@@ -53,28 +49,23 @@ std::pair<std::string, int> parse_bind(const std::string& bind) {
 void serve(const ServeFlags& f) {
   const std::atomic<bool>& stop = stop_requested();
   server::ServerOptions o = f.server;
-  o.store_url = f.store_url;
+  o.store_url = f.worker.store_url;
   std::tie(o.host, o.port) = parse_bind(f.bind);
   server::Server http(o);
-  auto store = store::open_store(f.store_url);
+  auto store = store::open_store(f.worker.store_url);
   queue::AmqpQueueOptions amqp;
-  amqp.max_attempts = f.max_attempts;
-  auto queue = queue::make_queue(*store, "coordinator", f.broker_url, {}, amqp);
+  amqp.max_attempts = f.worker.max_attempts;
+  auto queue = queue::make_queue(*store, "coordinator", f.worker.broker_url, {}, amqp);
   study::CoordinatorPool coordinators(
       *store, *queue, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; });
   http.start();
-  std::cerr << "dashboard at " << http.url() << " (store " << hide_url_password(f.store_url) << ")"
-            << std::endl;
+  std::cerr << "dashboard at " << http.url() << " (store " << hide_url_password(f.worker.store_url)
+            << ")" << std::endl;
   std::unique_ptr<WorkerPool> pool;
   if (f.workers > 0) {
-    std::vector<std::string> args{"--store",        f.store_url,
-                                  "--threads",      std::to_string(f.threads),
-                                  "--pack",         std::to_string(f.pack),
-                                  "--device",       f.device,
-                                  "--max-attempts", std::to_string(f.max_attempts),
-                                  "--quiet"};
-    if (!f.broker_url.empty()) args.insert(args.end(), {"--broker", f.broker_url});
-    pool = std::make_unique<WorkerPool>(f.workers, args, f.threads);
+    std::vector<std::string> args = worker_args(f.worker);
+    args.push_back("--quiet");
+    pool = std::make_unique<WorkerPool>(f.workers, args, f.worker.threads);
   }
   while (!stop) {
     try {
@@ -97,26 +88,11 @@ void add_serve_command(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* cmd =
       app.add_subcommand("serve", "Serve the REST API and dashboard, and coordinate studies");
-  cmd->add_option("--store", f->store_url, "store URL (sqlite:PATH or postgresql://...)")
-      ->capture_default_str();
-  cmd->add_option("--broker", f->broker_url,
-                  "broker URL (amqp://user:pass@host:port/vhost); default: the store is the queue");
-  cmd->add_option("--max-attempts", f->max_attempts,
-                  "deliveries (or lost leases) before a trial fails; the same on every process")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  add_worker_flags(*cmd, f->worker);
   cmd->add_option("--bind", f->bind, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("-w,--workers", f->workers, "local worker processes to start (default: none)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--threads", f->threads, "BLAS threads per local worker")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  cmd->add_option("--pack", f->pack, "same-shape trials each local worker trains at once")
-      ->check(CLI::Range(1, 65536))
-      ->capture_default_str();
-  cmd->add_option("--device", f->device, "cpu or cuda[:N], for the local workers")
-      ->capture_default_str();
   add_server_flags(*cmd, f->server);
   cmd->callback([f] { serve(*f); });
 }
