@@ -47,11 +47,13 @@ class RecordingHook : public FaultHook {
 
 class SlotTest : public ::testing::Test {
  protected:
-  SlotTest() {
+  SlotTest() : store_(open_store()), backend_(backend::make_backend("cpu", 1)) {}
+
+  // A connection to the test's store (on its clock), as another worker would have.
+  std::unique_ptr<store::Store> open_store() {
     store::StoreOptions o;
     o.clock = &clock_;
-    store_ = store::open_store("sqlite:" + dir_.path("s.db"), o);
-    backend_ = backend::make_backend("cpu", 1);
+    return store::open_store("sqlite:" + dir_.path("s.db"), o);
   }
 
   // A study of `shapes` x `seeds` iris trials of 2 epochs, numbered by the coordinator
@@ -183,11 +185,7 @@ TEST_F(SlotTest, AStopRequestHandsBackTheTrialInTrainingAndCommitsWhatIsDone) {
 
 TEST_F(SlotTest, ALeaseLostMidTrialStopsTheTrialAndLeavesItToItsNewWorker) {
   const int64_t study = make_study("lost", 1, 3);
-  auto thief = store::open_store("sqlite:" + dir_.path("s.db"), [&] {
-    store::StoreOptions o;
-    o.clock = &clock_;
-    return o;
-  }());
+  auto thief = open_store();
   hook_.on = [&](CrashPoint p, int64_t number) {
     if (p != CrashPoint::kAfterEpoch || number != 1) return;
     // The lease runs out (the worker looked dead) and another worker takes the trial over;
@@ -215,11 +213,7 @@ TEST_F(SlotTest, ALeaseLostMidTrialStopsTheTrialAndLeavesItToItsNewWorker) {
 
 TEST_F(SlotTest, AResultTheStoreRefusesIsCountedLateNotCommitted) {
   const int64_t study = make_study("late", 1, 2);
-  auto thief = store::open_store("sqlite:" + dir_.path("s.db"), [&] {
-    store::StoreOptions o;
-    o.clock = &clock_;
-    return o;
-  }());
+  auto thief = open_store();
   hook_.on = [&](CrashPoint p, int64_t number) {
     if (p != CrashPoint::kAfterTraining || number != 0) return;
     // Trained, not yet committed: the lease runs out and another worker takes the trial.
