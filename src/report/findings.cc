@@ -1,6 +1,6 @@
 #include "report/findings.h"
 
-#include "server/views.h"
+#include "analysis/views.h"
 
 namespace layerlab::report {
 
@@ -38,7 +38,7 @@ json findings_json(const Findings& f, const store::StudyRecord& study,
        {{"id", study.id},
         {"name", study.name},
         {"status", store::to_string(study.status)},
-        {"created_at", server::iso_time(study.created_at)},
+        {"created_at", analysis::iso_time(study.created_at)},
         {"metric", v.spec.metric},
         {"goal", v.spec.maximize ? "maximize" : "minimize"},
         {"method", v.spec.method},
@@ -47,7 +47,7 @@ json findings_json(const Findings& f, const store::StudyRecord& study,
       {"trials",
        {{"planned", v.total},
         {"stored", counts.total()},
-        {"counts", server::counts_json(counts)},
+        {"counts", analysis::counts_json(counts)},
         {"analysed", f.sample.trials.size()},
         {"left_out", left_out}}},
       {"rules",

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "server/aggregates.h"
-#include "server/views.h"
+#include "analysis/aggregates.h"
+#include "analysis/views.h"
 
 namespace layerlab::report {
 namespace {
@@ -42,11 +42,11 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 // The learning curves of each dataset's best trial, as the study page draws them.
-json best_curves(store::Store& store, const server::StudyView& v) {
-  std::map<int32_t, const server::CachedTrial*> best;
-  for (const server::CachedTrial& t : v.trials) {
+json best_curves(store::Store& store, const analysis::StudyView& v) {
+  std::map<int32_t, const analysis::CachedTrial*> best;
+  for (const analysis::CachedTrial& t : v.trials) {
     if (!std::isfinite(t.value)) continue;
-    const server::CachedTrial*& b = best[t.dataset];
+    const analysis::CachedTrial*& b = best[t.dataset];
     if (!b || (v.spec.maximize ? t.value > b->value : t.value < b->value) ||
         (t.value == b->value && t.number < b->number))
       b = &t;
@@ -56,8 +56,8 @@ json best_curves(store::Store& store, const server::StudyView& v) {
     const store::TrialRecord record = store.get_trial(t->id);
     json curve = json::array();
     for (const store::EpochRecord& e : store.list_epochs(t->id, record.attempts))
-      curve.push_back(server::epoch_json(e));
-    out.push_back({{"trial", server::trial_summary(record)}, {"curve", std::move(curve)}});
+      curve.push_back(analysis::epoch_json(e));
+    out.push_back({{"trial", analysis::trial_summary(record)}, {"curve", std::move(curve)}});
   }
   return out;
 }
@@ -65,16 +65,16 @@ json best_curves(store::Store& store, const server::StudyView& v) {
 }  // namespace
 
 json study_page_data(store::Store& store, const store::StudyRecord& study,
-                     const server::StudyView& v) {
+                     const analysis::StudyView& v) {
   const ParamChoices c = param_choices(v.spec);
-  json s = server::study_summary(study, store.counts(study.id), v.total, v.best());
+  json s = analysis::study_summary(study, store.counts(study.id), v.total, v.best());
   s["spec"] = study.spec;
   s["datasets"] = v.spec.datasets;
   json names = json::array();
   for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
   s["parameters"] = std::move(names);
   if (s["best"].is_object())
-    s["best"] = server::trial_summary(store.get_trial(s["best"]["trial_id"].get<int64_t>()));
+    s["best"] = analysis::trial_summary(store.get_trial(s["best"]["trial_id"].get<int64_t>()));
 
   // x and group as the study page picks them first.
   std::string x = "seed";
@@ -94,10 +94,10 @@ json study_page_data(store::Store& store, const store::StudyRecord& study,
           {"parameters", c.varied},
           {"log_params", c.log},
           {"choice_params", c.choice},
-          {"metric_summary", server::summarize(v, {x, "value", group})},
-          {"time_summary", server::summarize(v, {x, "seconds", ""})},
-          {"history", server::columns(v, {"number", "value", "dataset"}, kHistoryLimit)},
-          {"parcoords", server::columns(v, fields, kParcoordsLimit)},
+          {"metric_summary", analysis::summarize(v, {x, "value", group})},
+          {"time_summary", analysis::summarize(v, {x, "seconds", ""})},
+          {"history", analysis::columns(v, {"number", "value", "dataset"}, kHistoryLimit)},
+          {"parcoords", analysis::columns(v, fields, kParcoordsLimit)},
           {"curves", best_curves(store, v)}};
 }
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/study_cache.h"
+#include "analysis/study_cache.h"
 #include "store/store.h"
 
 namespace layerlab::report {
@@ -16,6 +16,6 @@ inline constexpr size_t kHistoryLimit = 5000;  // as the study page asks
 inline constexpr size_t kParcoordsLimit = 1000;
 
 nlohmann::json study_page_data(store::Store& store, const store::StudyRecord& study,
-                               const server::StudyView& view);
+                               const analysis::StudyView& view);
 
 }  // namespace layerlab::report

@@ -1,10 +1,10 @@
 #include "report/report.h"
 
+#include "analysis/study_cache.h"
 #include "common/error.h"
 #include "report/findings.h"
 #include "report/html_page.h"
 #include "report/page_data.h"
-#include "server/study_cache.h"
 
 namespace layerlab::report {
 namespace {
@@ -30,9 +30,9 @@ Format format_for_path(std::string_view path) {
 }
 
 std::string make_report(store::Store& store, const store::StudyRecord& study, Format format) {
-  server::StudyCache cache(store);
+  analysis::StudyCache cache(store);
   std::string out;
-  cache.with_study(study.id, [&](server::StudyView& view) {
+  cache.with_study(study.id, [&](analysis::StudyView& view) {
     const Findings f = analyse(view);
     const store::StudyCounts counts = store.counts(study.id);
     if (f.sample.trials.empty())

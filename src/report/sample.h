@@ -9,14 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "server/study_cache.h"
+#include "analysis/study_cache.h"
 #include "study/search_space.h"
 
 namespace layerlab::report {
 
-using server::CachedTrial;
-using server::Scalar;
-using server::StudyView;
+using analysis::CachedTrial;
+using analysis::Scalar;
+using analysis::StudyView;
 
 inline constexpr const char* kSampleRule =
     "Analysed trials: status completed or early_stopped with a finite value of the study's "

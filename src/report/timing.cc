@@ -39,8 +39,8 @@ std::vector<TimeFit> analyse_time(const Sample& s) {
       mx.push_back(d);
       my.push_back(m.mean);
     }
-    f.fit = server::fit_line(xs, ys);
-    if (auto means = server::fit_line(mx, my)) f.r2_means = means->r2;
+    f.fit = analysis::fit_line(xs, ys);
+    if (auto means = analysis::fit_line(mx, my)) f.r2_means = means->r2;
     f.verdict = verdict(f);
     out.push_back(std::move(f));
   }

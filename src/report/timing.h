@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/aggregates.h"
 #include "report/depth.h"
-#include "server/aggregates.h"
 
 namespace layerlab::report {
 
@@ -24,10 +24,10 @@ inline constexpr const char* kTimeRule =
 
 struct TimeFit {
   std::string dataset;
-  std::vector<DepthPoint> points;        // mean time per depth
-  std::optional<server::LinearFit> fit;  // over trials; nullopt with fewer than 2 depths
-  std::optional<double> r2_means;        // of a line through the per-depth means
-  std::string verdict;                   // "about linear", "not linear", ...
+  std::vector<DepthPoint> points;          // mean time per depth
+  std::optional<analysis::LinearFit> fit;  // over trials; nullopt with fewer than 2 depths
+  std::optional<double> r2_means;          // of a line through the per-depth means
+  std::string verdict;                     // "about linear", "not linear", ...
 };
 
 // One fit per dataset with analysed trials that have a depth and a finite time.

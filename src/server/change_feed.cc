@@ -4,13 +4,13 @@
 
 #include <iostream>
 
+#include "analysis/views.h"
 #include "common/error.h"
-#include "server/views.h"
 
 namespace layerlab::server {
 
-ChangeFeed::ChangeFeed(std::unique_ptr<store::Store> store, StudyCache& cache, EventHub& hub,
-                       std::chrono::milliseconds interval)
+ChangeFeed::ChangeFeed(std::unique_ptr<store::Store> store, analysis::StudyCache& cache,
+                       EventHub& hub, std::chrono::milliseconds interval)
     : store_(std::move(store)),
       cache_(cache),
       hub_(hub),
@@ -64,7 +64,7 @@ void ChangeFeed::run() {
 
 void ChangeFeed::read_epochs(int64_t trial_id, Followed& f, std::vector<Event>& events) {
   for (const store::EpochRecord& e : store_->list_epochs(trial_id, f.attempt, f.last_epoch)) {
-    nlohmann::json j = epoch_json(e);
+    nlohmann::json j = analysis::epoch_json(e);
     j["study_id"] = f.study_id;
     events.push_back({"epoch", f.study_id, j.dump()});
     f.last_epoch = e.row.epoch;
@@ -94,7 +94,7 @@ void ChangeFeed::poll_once() {
     resync = resync || events.size() + changed.size() > static_cast<size_t>(kTrialsPerPoll);
     if (!resync)
       for (const store::TrialRecord& t : changed)
-        events.push_back({"trial", t.study_id, trial_summary(t).dump()});
+        events.push_back({"trial", t.study_id, analysis::trial_summary(t).dump()});
     if (changed.size() < static_cast<size_t>(kTrialsPerPoll)) break;
   }
 
@@ -112,11 +112,11 @@ void ChangeFeed::poll_once() {
       std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   for (const store::WorkerRecord& w : store_->list_workers()) {
     auto state = std::make_tuple(static_cast<int>(w.status), w.current_trial.value_or(0),
-                                 worker_alive(w, now));
+                                 analysis::worker_alive(w, now));
     auto [it, added] = workers_.try_emplace(w.info.id, state);
     if (!added && it->second == state) continue;
     it->second = state;
-    events.push_back({"worker", 0, worker_json(w, now).dump()});
+    events.push_back({"worker", 0, analysis::worker_json(w, now).dump()});
   }
   for (const store::StudyRecord& s : store_->list_studies()) {
     const int status = static_cast<int>(s.status);

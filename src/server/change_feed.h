@@ -1,5 +1,5 @@
 // ChangeFeed: follows the store (workers in other processes write to it) and turns what
-// changed into events for the EventHub and updates for the StudyCache. Polls every
+// changed into events for the EventHub and updates for the analysis::StudyCache. Polls every
 // `interval` on its own thread and its own store connection: the trial change log, the new
 // epochs of the running trials it knows, the workers and the studies.
 //
@@ -14,8 +14,8 @@
 #include <thread>
 #include <tuple>
 
+#include "analysis/study_cache.h"
 #include "server/event_hub.h"
-#include "server/study_cache.h"
 #include "store/store.h"
 
 namespace layerlab::server {
@@ -26,7 +26,7 @@ class ChangeFeed {
   static constexpr int64_t kTrialsPerPoll = 2000;
   static constexpr size_t kEpochsPerPoll = 5000;
 
-  ChangeFeed(std::unique_ptr<store::Store> store, StudyCache& cache, EventHub& hub,
+  ChangeFeed(std::unique_ptr<store::Store> store, analysis::StudyCache& cache, EventHub& hub,
              std::chrono::milliseconds interval);
   ~ChangeFeed();  // stop()
 
@@ -50,7 +50,7 @@ class ChangeFeed {
   void read_epochs(int64_t trial_id, Followed& f, std::vector<Event>& events);
 
   std::unique_ptr<store::Store> store_;
-  StudyCache& cache_;
+  analysis::StudyCache& cache_;
   EventHub& hub_;
   std::chrono::milliseconds interval_;
   int64_t cursor_ = 0;  // the last trial change seen

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/study_cache.h"
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
-#include "server/study_cache.h"
 #include "store/store.h"
 
 namespace layerlab::server {
@@ -47,7 +47,7 @@ struct Context {
   ServerOptions options;
   std::vector<std::unique_ptr<store::Store>> stores;
   std::atomic<size_t> next_store{0};
-  std::unique_ptr<StudyCache> cache;
+  std::unique_ptr<analysis::StudyCache> cache;
   EventHub hub;
   std::unique_ptr<ChangeFeed> feed;
 

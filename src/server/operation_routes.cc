@@ -69,7 +69,7 @@ std::string metrics_text(Context& c) {
   for (const store::WorkerRecord& w : store.list_workers()) {
     if (w.status == store::WorkerStatus::kStopped)
       ++stopped;
-    else if (worker_alive(w, t))
+    else if (analysis::worker_alive(w, t))
       ++alive;
     else
       ++silent;
@@ -107,7 +107,8 @@ void add_operation_routes(Router& r, Context& c) {
   r.get("/api/v1/workers", [&c](const Request&, Response& res) {
     json list = json::array();
     const store::Time t = now();
-    for (const store::WorkerRecord& w : c.store().list_workers()) list.push_back(worker_json(w, t));
+    for (const store::WorkerRecord& w : c.store().list_workers())
+      list.push_back(analysis::worker_json(w, t));
     send_json(res, {{"workers", std::move(list)}});
   });
 

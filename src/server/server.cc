@@ -81,7 +81,7 @@ Api::Api(ServerOptions options) {
   const ServerOptions& o = context_.options;
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url));
-  context_.cache = std::make_unique<StudyCache>(*context_.stores.front());
+  context_.cache = std::make_unique<analysis::StudyCache>(*context_.stores.front());
   context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url), *context_.cache,
                                                context_.hub, o.poll);
   add_study_routes(router_, context_);
@@ -161,7 +161,7 @@ int Server::start() {
   warm_ = std::thread([&c] {
     try {
       for (const store::StudyRecord& s : c.store().list_studies()) {
-        c.cache->with_study(s.id, [](StudyView&) {});
+        c.cache->with_study(s.id, [](analysis::StudyView&) {});
       }
     } catch (const Error& e) {  // requests will load (and report) it themselves
       std::cerr << "server: warming the study cache: " << e.what() << "\n";

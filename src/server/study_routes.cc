@@ -2,8 +2,8 @@
 // leaderboard (per dataset).
 #include <sstream>
 
+#include "analysis/aggregates.h"
 #include "data/confine.h"
-#include "server/aggregates.h"
 #include "server/context.h"
 #include "study/spec.h"
 
@@ -14,19 +14,19 @@ using nlohmann::json;
 
 constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
 
-using ViewAccess = StudyCache::ViewAccess;
+using ViewAccess = analysis::StudyCache::ViewAccess;
 
 // STUDY_SUMMARY, read afresh (a maker runs again on every refresh).
 json summary_of(store::Store& store, int64_t id, const ViewAccess& with_view) {
   const store::StudyRecord s = store.get_study(id);
   const store::StudyCounts counts = store.counts(id);
-  std::optional<BestTrial> best;
+  std::optional<analysis::BestTrial> best;
   int64_t total = 0;
-  with_view([&](StudyView& v) {
+  with_view([&](analysis::StudyView& v) {
     best = v.best();
     total = v.total;
   });
-  return study_summary(s, counts, total, best);
+  return analysis::study_summary(s, counts, total, best);
 }
 
 std::string summary_text(Context& c, int64_t id) {
@@ -104,8 +104,8 @@ constexpr int64_t kMaxLeaderboard = 100;
 json leaderboard_of(store::Store& store, int64_t limit, const ViewAccess& with_view) {
   std::vector<study::Leaderboard> boards;
   json out;
-  with_view([&](StudyView& v) {
-    boards = leaderboards(v, static_cast<size_t>(limit));
+  with_view([&](analysis::StudyView& v) {
+    boards = analysis::leaderboards(v, static_cast<size_t>(limit));
     out = {{"metric", v.spec.metric},
            {"goal", v.spec.maximize ? "maximize" : "minimize"},
            {"limit", limit}};
@@ -114,10 +114,10 @@ json leaderboard_of(store::Store& store, int64_t limit, const ViewAccess& with_v
   for (const study::Leaderboard& b : boards) {
     json trials = json::array();
     for (const study::LeaderboardEntry& e : b.top)
-      trials.push_back(trial_summary(store.get_trial(e.trial_id)));
+      trials.push_back(analysis::trial_summary(store.get_trial(e.trial_id)));
     const std::optional<double> best = b.best_value();
     datasets.push_back({{"dataset", b.dataset},
-                        {"best_value", best ? number_or_null(*best) : json(nullptr)},
+                        {"best_value", best ? analysis::number_or_null(*best) : json(nullptr)},
                         {"best_count", b.best_count},
                         {"trials", std::move(trials)}});
   }
@@ -147,22 +147,22 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(kStudy, [&c](const Request& req, Response& res) {
     const int64_t id = c.study(req.matches[1]).id;
-    send_json_text(
-        res, c.cache->response(
-                 id, "study", c.store(), [id](store::Store& store, const ViewAccess& with_view) {
-                   json out = summary_of(store, id, with_view);
-                   out["spec"] = store.get_study(id).spec;
-                   with_view([&](StudyView& v) {
-                     out["datasets"] = v.spec.datasets;
-                     json names = json::array();
-                     for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
-                     out["parameters"] = std::move(names);
-                   });
-                   if (out["best"].is_object())
-                     out["best"] =
-                         trial_summary(store.get_trial(out["best"]["trial_id"].get<int64_t>()));
-                   return out.dump();
-                 }));
+    send_json_text(res, c.cache->response(id, "study", c.store(),
+                                          [id](store::Store& store, const ViewAccess& with_view) {
+                                            json out = summary_of(store, id, with_view);
+                                            out["spec"] = store.get_study(id).spec;
+                                            with_view([&](analysis::StudyView& v) {
+                                              out["datasets"] = v.spec.datasets;
+                                              json names = json::array();
+                                              for (const auto& [name, domain] : v.spec.parameters)
+                                                names.push_back(name);
+                                              out["parameters"] = std::move(names);
+                                            });
+                                            if (out["best"].is_object())
+                                              out["best"] = analysis::trial_summary(store.get_trial(
+                                                  out["best"]["trial_id"].get<int64_t>()));
+                                            return out.dump();
+                                          }));
   });
 
   r.post(std::string(kStudy) + "/cancel", [&c](const Request& req, Response& res) {
@@ -183,7 +183,7 @@ void add_study_routes(Router& r, Context& c) {
         res, c.cache->response(id, key, c.store(), [id, f](store::Store& store, const ViewAccess&) {
           json trials = json::array();
           for (const store::TrialRecord& t : store.list_trials(id, f))
-            trials.push_back(trial_summary(t));
+            trials.push_back(analysis::trial_summary(t));
           return json{{"total", store.count_trials(id, f)},
                       {"offset", f.offset},
                       {"limit", f.limit},
@@ -193,16 +193,16 @@ void add_study_routes(Router& r, Context& c) {
   });
 
   r.get(std::string(kStudy) + "/summary", [&c](const Request& req, Response& res) {
-    SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
-                   query_text(req, "group", "")};
+    analysis::SummaryQuery q{query_text(req, "x", ""), query_text(req, "y", "value"),
+                             query_text(req, "group", "")};
     const int64_t id = c.study(req.matches[1]).id;
-    const auto body =
-        c.cache->response(id, cache_key({"summary", q.x, q.y, q.group}), c.store(),
-                          [q](store::Store&, const ViewAccess& with_view) {
-                            std::string out;
-                            with_view([&](StudyView& v) { out = summarize(v, q).dump(); });
-                            return out;
-                          });
+    const auto body = c.cache->response(
+        id, cache_key({"summary", q.x, q.y, q.group}), c.store(),
+        [q](store::Store&, const ViewAccess& with_view) {
+          std::string out;
+          with_view([&](analysis::StudyView& v) { out = analysis::summarize(v, q).dump(); });
+          return out;
+        });
     send_json_text(res, body);
   });
 
@@ -225,8 +225,8 @@ void add_study_routes(Router& r, Context& c) {
         c.cache->response(id, cache_key({"columns", fields, limit}), c.store(),
                           [fields, limit](store::Store&, const ViewAccess& with_view) {
                             std::string out;
-                            with_view([&](StudyView& v) {
-                              out = columns(v, fields, static_cast<size_t>(limit)).dump();
+                            with_view([&](analysis::StudyView& v) {
+                              out = analysis::columns(v, fields, static_cast<size_t>(limit)).dump();
                             });
                             return out;
                           });

@@ -9,19 +9,19 @@ void add_trial_routes(Router& r, Context& c) {
     store::Store& store = c.store();
     const store::TrialRecord t = store.get_trial(id);
     const int attempt = static_cast<int>(query_int(req, "attempt", t.attempts, 0, 1 << 20));
-    nlohmann::json out = trial_summary(t);
+    nlohmann::json out = analysis::trial_summary(t);
     out["result"] = t.result;
     nlohmann::json attempts = nlohmann::json::array();
     for (const store::AttemptRecord& a : store.list_attempts(id))
       attempts.push_back({{"attempt", a.attempt},
                           {"worker", a.worker_id},
-                          {"started_at", iso_time(a.started_at)},
-                          {"finished_at", iso_time_or_null(a.finished_at)},
+                          {"started_at", analysis::iso_time(a.started_at)},
+                          {"finished_at", analysis::iso_time_or_null(a.finished_at)},
                           {"outcome", a.outcome}});
     out["attempts"] = std::move(attempts);
     nlohmann::json curve = nlohmann::json::array();
     for (const store::EpochRecord& e : store.list_epochs(id, attempt)) {
-      nlohmann::json row = epoch_json(e);
+      nlohmann::json row = analysis::epoch_json(e);
       row.erase("trial_id");
       curve.push_back(std::move(row));
     }

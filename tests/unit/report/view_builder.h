@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "server/study_cache.h"
+#include "analysis/study_cache.h"
 
 namespace layerlab::report::testing {
 
@@ -25,7 +25,7 @@ class ViewBuilder {
   // One finished trial; params: {name: value} (bools, numbers, strings; absent = missing).
   ViewBuilder& add(const std::string& dataset, const nlohmann::json& params, double value,
                    double seconds = 1, store::TrialStatus status = store::TrialStatus::kCompleted) {
-    server::CachedTrial t;
+    analysis::CachedTrial t;
     t.id = 1000 + static_cast<int64_t>(view_.trials.size());
     t.number = static_cast<int64_t>(view_.trials.size());
     t.dataset = intern(view_.datasets, dataset);
@@ -36,7 +36,7 @@ class ViewBuilder {
     t.value = value;
     t.seconds = seconds;
     for (const std::string& name : view_.param_names) {
-      server::Scalar s;
+      analysis::Scalar s;
       if (auto p = params.find(name); p != params.end()) {
         if (p->is_string())
           s.string = intern(view_.strings, p->get<std::string>());
@@ -52,7 +52,7 @@ class ViewBuilder {
     return *this;
   }
 
-  const server::StudyView& view() const { return view_; }
+  const analysis::StudyView& view() const { return view_; }
 
  private:
   static int32_t intern(std::vector<std::string>& table, const std::string& s) {
@@ -61,7 +61,7 @@ class ViewBuilder {
     table.push_back(s);
     return static_cast<int32_t>(table.size() - 1);
   }
-  server::StudyView view_;
+  analysis::StudyView view_;
 };
 
 }  // namespace layerlab::report::testing

@@ -1,12 +1,12 @@
 // Plot aggregates over an in-memory study view: known answers.
-#include "server/aggregates.h"
+#include "analysis/aggregates.h"
 
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "support/temp_and_errors.h"
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 namespace {
 
 using ::layerlab::testing::throws_error;
@@ -178,4 +178,4 @@ TEST(StudyViewBest, LeavesOutPrunedTrialsLikeTheLeaderboards) {
 }
 
 }  // namespace
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

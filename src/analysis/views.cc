@@ -1,11 +1,11 @@
-#include "server/views.h"
+#include "analysis/views.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <cmath>
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 
 using nlohmann::json;
 
@@ -102,4 +102,4 @@ json epoch_json(const store::EpochRecord& e) {
           {"seconds", number_or_null(e.row.seconds)}};
 }
 
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

@@ -25,11 +25,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/views.h"
+#include "analysis/views.h"
 #include "store/store.h"
 #include "study/spec.h"
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 
 // A parameter value: a number (bools as 0/1), or a string interned in StudyView::strings.
 struct Scalar {
@@ -134,4 +134,4 @@ class StudyCache {
 // True for the statuses whose trials the cache keeps (they have metrics).
 bool has_results(store::TrialStatus s);
 
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "server/study_cache.h"
+#include "analysis/study_cache.h"
 #include "study/leaderboard.h"
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 
 struct SummaryQuery {
   std::string x;            // a parameter name
@@ -38,4 +38,4 @@ nlohmann::json columns(const StudyView& v, const std::vector<std::string>& field
 // study's datasets in its order; at most `limit` trials each.
 std::vector<study::Leaderboard> leaderboards(const StudyView& v, size_t limit);
 
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

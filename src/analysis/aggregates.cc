@@ -1,4 +1,4 @@
-#include "server/aggregates.h"
+#include "analysis/aggregates.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "common/error.h"
 #include "common/moments.h"
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 namespace {
 
 using nlohmann::json;
@@ -216,4 +216,4 @@ std::vector<study::Leaderboard> leaderboards(const StudyView& v, size_t limit) {
   return b.boards();
 }
 
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

@@ -1,9 +1,9 @@
 // JSON views: times, NaN, trial summaries from stored results, worker liveness.
-#include "server/views.h"
+#include "analysis/views.h"
 
 #include <gtest/gtest.h>
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 namespace {
 
 using std::chrono::milliseconds;
@@ -48,4 +48,4 @@ TEST(Views, WorkersAreAliveWhileTheyHeartbeat) {
 }
 
 }  // namespace
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

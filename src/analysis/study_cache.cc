@@ -1,11 +1,11 @@
-#include "server/study_cache.h"
+#include "analysis/study_cache.h"
 
 #include <algorithm>
 
 #include "common/error.h"
 #include "study/leaderboard.h"
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 namespace {
 
 using nlohmann::json;
@@ -254,4 +254,4 @@ void StudyCache::touch(int64_t study_id) {
   if (e->view) changed(*e->view);
 }
 
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis

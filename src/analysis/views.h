@@ -7,7 +7,7 @@
 
 #include "store/records.h"
 
-namespace layerlab::server {
+namespace layerlab::analysis {
 
 // "2026-11-30T03:10:00.123Z"
 std::string iso_time(store::Time t);
@@ -39,4 +39,4 @@ nlohmann::json worker_json(const store::WorkerRecord& w, store::Time now);
 
 nlohmann::json epoch_json(const store::EpochRecord& e);
 
-}  // namespace layerlab::server
+}  // namespace layerlab::analysis
