@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 old="$1" new="$2" runs="${3:-3}"
 work="$(mktemp -d /tmp/layerlab-ab.XXXXXX)"
+chmod 755 "$work"  # the postgres user writes its data directory below it
 pg_port=$((20000 + RANDOM % 20000)) rmq_port=$((40000 + RANDOM % 20000))
 cleanup() {
   scripts/services/rabbitmq.sh stop "$work/rmq" >/dev/null 2>&1 || true
@@ -22,11 +23,9 @@ pg_url="$(scripts/services/postgres.sh start "$work/pg" "$pg_port" | tail -n 1)"
 rmq_url="$(LAYERLAB_RABBITMQ_OWNER_PID=$$ scripts/services/rabbitmq.sh start "$work/rmq" \
   "$rmq_port" | tail -n 1)"
 export PGPASSWORD=layerlab
-n=0
-fresh_db() {
-  n=$((n + 1))
-  psql -X -q -h 127.0.0.1 -p "$pg_port" -U layerlab -d layerlab -c "CREATE DATABASE ab_$n" >/dev/null
-  echo "postgresql://layerlab:layerlab@127.0.0.1:$pg_port/ab_$n"
+fresh_db() {  # name -> URL of a new, empty database
+  psql -X -q -h 127.0.0.1 -p "$pg_port" -U layerlab -d layerlab -c "CREATE DATABASE $1" >/dev/null
+  echo "postgresql://layerlab:layerlab@127.0.0.1:$pg_port/$1"
 }
 rate() { sed -n 's/.*"trials_per_second": *\([0-9.]*\).*/\1/p'; }
 echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg) runs $runs"
@@ -43,9 +42,9 @@ for i in $(seq 1 "$runs"); do
     echo "$side store_queue_sqlite_per_s $("$dir/queue_bench" --trials 20000 --workers 2 \
       --dir "$work/qb" 2>/dev/null | rate)"
     echo "$side store_queue_pg_per_s $("$dir/queue_bench" --trials 2000 --workers 2 \
-      --store "$(fresh_db)" 2>/dev/null | rate)"
+      --store "$(fresh_db "sq_${side}_$i")" 2>/dev/null | rate)"
     echo "$side amqp_pg_p8_per_s $("$dir/queue_bench" --trials 2000 --workers 2 --prefetch 8 \
-      --timeout 500 --store "$(fresh_db)" --broker "$rmq_url?queue=ab-$side-$i" 2>/dev/null |
+      --timeout 500 --store "$(fresh_db "amqp_${side}_$i")" --broker "$rmq_url?queue=ab-$side-$i" 2>/dev/null |
       rate)"
   done
 done
