@@ -3,6 +3,7 @@
 // precision, and its memory accounting.
 #include "backend/backend.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -67,6 +68,11 @@ TEST(MakeBackend, TheCudaModuleOfThisBuildLoads) {
   if (m.device_count(&why) == 0) {  // CUDA's own words for the missing device or driver
     EXPECT_NE(why.find("cudaGetDeviceCount"), std::string::npos) << why;
     std::cout << "no CUDA device here: " << why << "\n";
+    // Without the driver library at all, the runtime's "insufficient driver" is made plain.
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+      dlclose(driver);
+    else
+      EXPECT_NE(why.find("no NVIDIA driver found (libcuda.so.1)"), std::string::npos) << why;
   }
 }
 
