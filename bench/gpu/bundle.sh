@@ -5,9 +5,11 @@
 # LD_LIBRARY_PATH. Left out: the C library, libgcc and libstdc++ (newer there), and CUDA's own
 # libraries, which the GPU machine has (libcublasLt alone is 500 MB), unless --with-cuda.
 #   bash bench/gpu/bundle.sh BUILD_DIR [--with-cuda] [BINARY...]
-# Default binaries: BUILD_DIR/bench/gpu/gpu_bench and BUILD_DIR/tests/unit/backend/backend_unit_tests.
+# Default binaries: BUILD_DIR/bench/gpu/gpu_bench, BUILD_DIR/tests/unit/backend/backend_unit_tests
+# and, where the build made it, the CUDA backend module they load at run time,
+# BUILD_DIR/src/cli/liblayerlab_cuda.so (carry it too: run.sh points LAYERLAB_CUDA_MODULE at it).
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,8p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
 dir=$1
 shift
 with_cuda=0
@@ -15,7 +17,10 @@ bins=()
 for a in "$@"; do
   if [ "$a" = --with-cuda ]; then with_cuda=1; else bins+=("$a"); fi
 done
-[ ${#bins[@]} -gt 0 ] || bins=("$dir/bench/gpu/gpu_bench" "$dir/tests/unit/backend/backend_unit_tests")
+if [ ${#bins[@]} = 0 ]; then
+  bins=("$dir/bench/gpu/gpu_bench" "$dir/tests/unit/backend/backend_unit_tests")
+  [ -f "$dir/src/cli/liblayerlab_cuda.so" ] && bins+=("$dir/src/cli/liblayerlab_cuda.so")
+fi
 system='^(linux-vdso|ld-linux.*|libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|libresolv|libutil)\.so'
 cuda='^(libcuda|libcudart|libcublas|libcublasLt|libnvidia-.*|libnvrtc|libnvJitLink)\.so'
 mkdir -p "$dir/lib"

@@ -47,7 +47,13 @@ else
   mode=$([ "$device" = cpu ] && echo AUTO || echo ON)
   echo "== building $build (LAYERLAB_CUDA=$mode)"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAYERLAB_CUDA="$mode" >/dev/null &&
-    cmake --build "$build" --target gpu_bench backend_unit_tests >/dev/null || exit 1
+    cmake --build "$build" --target gpu_bench backend_unit_tests >/dev/null || exit 1  # + the module
+fi
+
+# The CUDA backend is a module loaded at run time; the test binary and gpu_bench do not sit
+# beside it (the layerlab binary does), and a build carried here has another path.
+if [ -z "${LAYERLAB_CUDA_MODULE:-}" ] && [ -f "$build/src/cli/liblayerlab_cuda.so" ]; then
+  export LAYERLAB_CUDA_MODULE="$build/src/cli/liblayerlab_cuda.so"
 fi
 
 if [ "$skip_tests" = 0 ]; then

@@ -138,7 +138,11 @@ class Backend {
                               std::span<const StepHyper> hyper) = 0;
 };
 
-// The backend called `name` ("cpu"; "cuda" or "cuda:N" when built with CUDA).
+// The backend called `name`: "cpu", or "cuda" / "cuda:N" (device N) from the CUDA backend
+// module, loaded at the first request (module_loader.h; a build with -DLAYERLAB_CUDA=ON
+// makes it). Throws invalid_argument for an unknown name, failed_precondition naming what
+// is missing when the device cannot be had (no CUDA in this build, the module or a library
+// it needs, no such device).
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads);
 
 }  // namespace layerlab::backend

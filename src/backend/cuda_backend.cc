@@ -273,9 +273,15 @@ int cuda_device_count(std::string* why) {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    if (why)
+    if (why) {
       *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + " (" +
              cudaGetErrorString(status) + ")";
+      // The runtime says "insufficient driver" also when there is none at all: say which.
+      int driver = -1;
+      if (status == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess &&
+          driver == 0)
+        *why += "; no NVIDIA driver found (libcuda.so.1)";
+    }
     return 0;
   }
   if (count == 0 && why) *why = "cudaGetDeviceCount found no device";

@@ -1,16 +1,18 @@
-// What every build checks without a GPU: device names, the CPU backend's refusal of reduced
+// What every build checks without a GPU: device names, the CUDA module's load path (a build
+// with CUDA loads the real one: module_env.cc), the CPU backend's refusal of reduced
 // precision, and its memory accounting.
 #include "backend/backend.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include "backend/cpu_backend.h"
+#include "backend/module_loader.h"
 #include "common/error.h"
-#ifdef LAYERLAB_HAVE_CUDA
-#include "backend/cuda_backend.h"
-#endif
 
 namespace layerlab::backend {
 namespace {
@@ -44,8 +46,37 @@ TEST(MakeBackend, UnknownDevicesAreInvalidArguments) {
   }
 }
 
-TEST(MakeBackend, CudaWithoutADeviceSaysWhy) {
+TEST(MakeBackend, MalformedCudaNamesAreInvalidArguments) {
+  for (const char* name : {"cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda:1x", "cudax"}) {
+    const Error e = error_of(name);
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << name;
+    expect_contains(e.what(), std::string("unknown device '") + name + "'");
+  }
+}
+
 #ifdef LAYERLAB_HAVE_CUDA
+// The number of CUDA devices, through the module (which these tests must be able to load).
+int cuda_device_count() {
+  return load_module(cuda_module_search()).device_count(nullptr);
+}
+
+TEST(MakeBackend, TheCudaModuleOfThisBuildLoads) {
+  const BackendModule& m = load_module(cuda_module_search());
+  EXPECT_EQ(m.abi, kModuleAbi);
+  EXPECT_STREQ(m.device, "cuda");
+  std::string why;
+  if (m.device_count(&why) == 0) {  // CUDA's own words for the missing device or driver
+    EXPECT_NE(why.find("cudaGetDeviceCount"), std::string::npos) << why;
+    std::cout << "no CUDA device here: " << why << "\n";
+    // Without the driver library at all, the runtime's "insufficient driver" is made plain.
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+      dlclose(driver);
+    else
+      EXPECT_NE(why.find("no NVIDIA driver found (libcuda.so.1)"), std::string::npos) << why;
+  }
+}
+
+TEST(MakeBackend, CudaWithoutADeviceSaysWhy) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is visible here";
   for (const char* name : {"cuda", "cuda:0", "cuda:99"}) {
     const Error e = error_of(name);
@@ -54,17 +85,21 @@ TEST(MakeBackend, CudaWithoutADeviceSaysWhy) {
     expect_contains(e.what(), "use --device cpu");
   }
   expect_contains(error_of("cuda:99").what(), "device 'cuda:99'");
-#else
-  for (const char* name : {"cuda", "cuda:0", "cuda:99"}) {
-    const Error e = error_of(name);
-    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << name;
-    expect_contains(e.what(), std::string("device '") + name + "'");
-    expect_contains(e.what(), "built without CUDA");
-  }
-#endif
 }
 
-#ifdef LAYERLAB_HAVE_CUDA
+TEST(MakeBackend, CudaModuleMissingNamesThePath) {
+  const char* var = "LAYERLAB_CUDA_MODULE";
+  const std::string old = std::getenv(var) ? std::getenv(var) : "";
+  ::setenv(var, "/nonexistent/liblayerlab_cuda.so", 1);
+  const Error e = error_of("cuda:1");
+  old.empty() ? ::unsetenv(var) : ::setenv(var, old.c_str(), 1);
+  EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition);
+  expect_contains(e.what(),
+                  "device 'cuda:1': LAYERLAB_CUDA_MODULE=/nonexistent/liblayerlab_cuda.so: no "
+                  "such file");
+  expect_contains(e.what(), "use --device cpu");
+}
+
 TEST(MakeBackend, CudaDeviceOutOfRangeNamesTheVisibleDevices) {
   const int count = cuda_device_count();
   if (count == 0) GTEST_SKIP() << "no CUDA device visible";
@@ -73,12 +108,14 @@ TEST(MakeBackend, CudaDeviceOutOfRangeNamesTheVisibleDevices) {
   expect_contains(e.what(), "CUDA device");
   expect_contains(e.what(), "cuda:0 to cuda:" + std::to_string(count - 1));
 }
-
-TEST(MakeBackend, MalformedCudaNamesAreInvalidArguments) {
-  for (const char* name : {"cuda:", "cuda:x", "cuda:-1", "cuda:1x", "cudax"}) {
+#else
+TEST(MakeBackend, CudaInABuildWithoutItSaysHowToGetIt) {
+  for (const char* name : {"cuda", "cuda:0", "cuda:99"}) {
     const Error e = error_of(name);
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << name;
-    expect_contains(e.what(), std::string("unknown device '") + name + "'");
+    EXPECT_EQ(e.code(), ErrorCode::kFailedPrecondition) << name;
+    expect_contains(e.what(), std::string("device '") + name + "'");
+    expect_contains(e.what(), "built without CUDA");
+    expect_contains(e.what(), "-DLAYERLAB_CUDA=ON");
   }
 }
 #endif
