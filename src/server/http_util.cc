@@ -14,8 +14,8 @@ int http_status(ErrorCode code) {
     case ErrorCode::kFailedPrecondition:
       return 409;
     case ErrorCode::kUnavailable:
+    case ErrorCode::kAborted:  // a transaction lost a race every time it was retried: try again
       return 503;
-    case ErrorCode::kAborted:
     case ErrorCode::kInternal:
       return 500;
   }

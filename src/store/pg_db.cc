@@ -87,8 +87,9 @@ bool contains(const std::string& s, const char* part) {
 std::pair<ErrorCode, bool> classify(const std::string& state, bool connection_lost) {
   if (connection_lost) return {ErrorCode::kUnavailable, true};
   const std::string cls = state.substr(0, 2);
+  if (state == "40001" || state == "40P01") return {ErrorCode::kAborted, true};  // lost a race
   if (cls == "08" || state == "57P01" || state == "57P02" || state == "57P03" || state == "53300" ||
-      state == "40001" || state == "40P01" || state == "55P03")
+      state == "55P03")
     return {ErrorCode::kUnavailable, true};
   if (cls == "53" || cls == "58") return {ErrorCode::kUnavailable, false};  // disk full, I/O
   if (cls == "28") return {ErrorCode::kInvalidArgument, false};             // authorization

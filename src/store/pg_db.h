@@ -10,7 +10,8 @@
 //    or shutting down, serialization failure 40001, deadlock 40P01, lock timeout 55P03, too
 //    many connections) is rolled back and the whole transaction runs again after a
 //    jittered exponential pause, up to max_retries more times; then Error kUnavailable
-//    "URL: call: message (gave up after N tries over M ms)".
+//    "URL: call: message (gave up after N tries over M ms)", or kAborted when the last try
+//    lost a race (40001, 40P01): both mean "call again after a pause".
 //  - Anything else (bad input, constraint violations, a missing database, a wrong password)
 //    is not retried.
 //  - A connection lost while COMMIT was in flight is resolved, where possible, by asking

@@ -11,6 +11,8 @@
 //    skip rows another claimer holds); a deadlock or serialization failure is retried.
 //  - A transaction that cannot get the database (locked by others past the busy timeout,
 //    after the bounded, jittered retries) throws Error kUnavailable: retry after a backoff.
+//    PostgreSQL: one that kept losing races to other writers (serialization failures,
+//    deadlocks) throws kAborted, which means the same.
 //    Bad input throws kInvalidArgument, a missing id kNotFound; nothing is written then.
 //  - Thread-safety: a Store is safe to share between threads; calls are serialised on its
 //    single connection. For parallel writers open one Store per process (or thread) on the

@@ -197,7 +197,7 @@ TEST(Postgres, AFollowerMissesNoChangeWhileWritersRace) {
 }
 
 // A serialization failure (40001) or a deadlock (40P01) rolls the transaction back; the
-// store runs it again after a jittered pause, and gives up with kUnavailable after its
+// store runs it again after a jittered pause, and gives up with kAborted (retry the call) after its
 // retries. A trigger raises the error while a (non-transactional) sequence allows it.
 class InjectedFailure : public ::testing::TestWithParam<const char*> {};
 
@@ -241,8 +241,7 @@ TEST_P(InjectedFailure, IsRetriedThenGivenUpOnWithTheCall) {
   inject(1000);  // past every retry: nothing of the call is written
   EXPECT_STORE_ERROR(store->finish_trial(second->trial_id, second->attempt, TrialStatus::kCompleted,
                                          nullptr, 0.5, ""),
-                     ErrorCode::kUnavailable,
-                     "finish_trial: injected failure (gave up after 4 tries");
+                     ErrorCode::kAborted, "finish_trial: injected failure (gave up after 4 tries");
   EXPECT_EQ(store->get_trial(second->trial_id).status, TrialStatus::kRunning);
   EXPECT_EQ(store->list_attempts(second->trial_id).at(0).outcome, "");
   store.reset();
