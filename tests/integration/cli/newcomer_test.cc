@@ -58,8 +58,7 @@ std::string store_with_studies(const std::filesystem::path& dir, int more) {
   auto store = store::open_store(url);
   store->create_study("depth-sweep", nlohmann::json::object());
   for (int i = 1; i <= more; ++i) {
-    char name[8];
-    std::snprintf(name, sizeof name, "s%02d", i);
+    const std::string name = (i < 10 ? "s0" : "s") + std::to_string(i);  // s01, s02, ...
     store->create_study(name, nlohmann::json::object());
   }
   return url;
