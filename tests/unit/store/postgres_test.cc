@@ -135,6 +135,7 @@ TEST(Postgres, AFollowerMissesNoChangeWhileWritersRace) {
   std::atomic<bool> done{false};
   std::map<int64_t, int64_t> seen;  // trial -> the latest change number the follower got
   int64_t polls_with_changes = 0;
+  std::atomic<bool> followed{false};  // the follower has had changes while writers wait
   auto follow = [&](Store& follower, int64_t& cursor) {
     std::vector<TrialRecord> changed = follower.trials_changed_since(cursor, 1000);
     for (const TrialRecord& t : changed) {
@@ -143,6 +144,7 @@ TEST(Postgres, AFollowerMissesNoChangeWhileWritersRace) {
       seen[t.id] = std::max(seen[t.id], t.seq);
     }
     polls_with_changes += changed.empty() ? 0 : 1;
+    if (!changed.empty()) followed = true;
   };
   std::thread follower_thread([&] {
     auto follower = open_store(url, o);
@@ -161,6 +163,10 @@ TEST(Postgres, AFollowerMissesNoChangeWhileWritersRace) {
           for (int k = n; k < std::min(kTrials, n + 3 * 4); k += 3) add.push_back({k, "iris", {}});
           store->add_trials(study, add);
         }
+        // Claims and finishes start once the follower has seen some changes, so it follows
+        // while they are written however fast this machine writes.
+        for (int i = 0; i < 60'000 && !followed; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         std::mt19937 rng(static_cast<unsigned>(w));
         std::string worker = "w";
         worker += std::to_string(w);
