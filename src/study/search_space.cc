@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kBelowOne = 0x1.fffffffffffffp-1;  // the largest double below 1
-
 double clamp_unit(double u) {
   return std::isnan(u) ? 0.0 : std::clamp(u, 0.0, kBelowOne);
 }

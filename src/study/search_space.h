@@ -19,6 +19,9 @@
 
 namespace layerlab::study {
 
+// The largest double below 1: the top of a unit interval that excludes 1.
+inline constexpr double kBelowOne = 0x1.fffffffffffffp-1;
+
 enum class Distribution {
   kValue,       // one fixed value
   kValues,      // a list of choices (also written `distribution: categorical`)

@@ -31,7 +31,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kBelowOne = 0x1.fffffffffffffp-1;
 constexpr double kMaxDomainPoints = 1e12;  // int_uniform, q_uniform (counts fit int64 easily)
 
 const std::vector<std::string> kTopKeys = {

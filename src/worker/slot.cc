@@ -52,12 +52,14 @@ std::string storable_reason(std::string why) {
   return nlohmann::json::parse(quoted).get<std::string>();
 }
 
+}  // namespace
+
+// A study's parsed spec and its pruner, read once per study a slot meets (outside the
+// anonymous namespace: Slot::Loop, which has external linkage, holds them).
 struct StudyContext {
   study::StudySpec spec;
   std::unique_ptr<study::Pruner> pruner;
 };
-
-}  // namespace
 
 class Slot::Loop {
  public:

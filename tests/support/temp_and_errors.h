@@ -1,5 +1,6 @@
-// Helpers shared by the unit tests: a temporary directory that cleans up after itself, and
-// an assertion that a call throws layerlab::Error with a given code and message part.
+// Helpers shared by the unit tests: a temporary directory that cleans up after itself, an
+// assertion that a call throws layerlab::Error with a given code and message part, and one
+// that a text contains a part.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -61,6 +62,16 @@ template <typename F>
     return ::testing::AssertionFailure() << "not a layerlab::Error: " << e.what();
   }
   return ::testing::AssertionFailure() << "no exception";
+}
+
+// Whether `text` contains `part`.
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// EXPECT that `text` contains `part`, showing both when it does not.
+inline void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 }  // namespace layerlab::testing

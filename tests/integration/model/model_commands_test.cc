@@ -17,19 +17,17 @@
 #include "integration/study_commands.h"
 #include "model/safetensors.h"
 #include "store/store.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab {
 namespace {
 
 using nlohmann::json;
+using testing::contains;
 using testing::read_file;
 using testing::run_layerlab;
 using testing::Study;
 using testing::write_study;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 double noise(int i, int j) {
   return std::sin(i * 12.9898 + j * 78.233) * 0.8;

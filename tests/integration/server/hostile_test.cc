@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kStudy = R"(name: hostile
+constexpr const char* kHostileStudy = R"(name: hostile
 datasets: [iris, wine]
 method: grid
 parameters:
@@ -26,7 +26,7 @@ class HostileTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::filesystem::path(fresh_dir("server-hostile"));
-    std::ofstream(*dir_ / "study.yaml") << kStudy;
+    std::ofstream(*dir_ / "study.yaml") << kHostileStudy;
     url_ = new std::string("sqlite:" + (*dir_ / "store.db").string());
     const CommandResult r =
         run_layerlab("run " + (*dir_ / "study.yaml").string() + " --store " + *url_ + " -w 1");
@@ -217,7 +217,7 @@ TEST_F(HostileTest, QueryTextCannotPoisonTheCache) {
 
 TEST_F(HostileTest, CrossSiteWritesAndForeignHostNamesAreRefused) {
   const size_t before = study_count();
-  std::string study = kStudy;
+  std::string study = kHostileStudy;
   study.replace(study.find("hostile"), 7, "csrf");
   const std::string evil = raw_exchange(
       port(), post_request("/api/v1/studies", study,
@@ -251,7 +251,7 @@ TEST_F(HostileTest, CrossSiteWritesAndForeignHostNamesAreRefused) {
 // curl --data-binary without -H sends a form Content-Type; the body is a study file all the
 // same, whatever its size (a form parser once took it apart past 8 KB).
 TEST_F(HostileTest, AStudyFileSentAsAFormOver8KbIsStillAStudyFile) {
-  std::string study = kStudy;
+  std::string study = kHostileStudy;
   study.replace(study.find("hostile"), 7, "form-typed");
   study += "# " + std::string(20000, 'x') + "\n";
   const std::string r =

@@ -13,9 +13,12 @@
 #include "backend/cpu_backend.h"
 #include "backend/module_loader.h"
 #include "common/error.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab::backend {
 namespace {
+
+using layerlab::testing::expect_contains;
 
 // The error make_backend(name) throws; fails the test when it throws none.
 Error error_of(const std::string& name) {
@@ -26,10 +29,6 @@ Error error_of(const std::string& name) {
   }
   ADD_FAILURE() << "make_backend(\"" << name << "\") did not throw";
   return internal_error("none");
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(MakeBackend, CpuIsAlwaysThere) {

@@ -11,9 +11,12 @@
 #include <string>
 
 #include "common/error.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab::backend {
 namespace {
+
+using layerlab::testing::expect_contains;
 
 namespace fs = std::filesystem;
 
@@ -55,10 +58,6 @@ Error load_error(const std::string& path) {
   }
   ADD_FAILURE() << "load_module(" << path << ") did not throw";
   return internal_error("none");
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(ModuleLoader, LooksBesideTheExecutableThenInstallDirThenLibraryPath) {

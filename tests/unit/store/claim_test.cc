@@ -12,7 +12,7 @@ namespace {
 using std::chrono::milliseconds;
 using testing::StoreTest;
 
-constexpr milliseconds kLease{1000};
+constexpr milliseconds kClaimLease{1000};
 
 ClaimOptions lease(milliseconds l, int max_attempts = 3, int64_t study = 0) {
   return {study, l, max_attempts};
@@ -21,60 +21,60 @@ ClaimOptions lease(milliseconds l, int max_attempts = 3, int64_t study = 0) {
 TEST_P(StoreTest, ClaimTakesLowestNumberFirstAndMarksRunning) {
   int64_t study = store_->create_study("s", nullptr);
   store_->add_trials(study, {{2, "iris", {}}, {0, "wine", {{"u", 3}}}, {1, "iris", {}}});
-  std::optional<Claim> c = store_->claim_next("w1", lease(kLease));
+  std::optional<Claim> c = store_->claim_next("w1", lease(kClaimLease));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->number, 0);
   EXPECT_EQ(c->attempt, 1);
   EXPECT_EQ(c->study_id, study);
   EXPECT_EQ(c->dataset, "wine");
   EXPECT_EQ(c->params, (nlohmann::json{{"u", 3}}));
-  EXPECT_EQ(c->lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(c->lease_expires, clock_.now() + kClaimLease);
 
   TrialRecord t = store_->get_trial(c->trial_id);
   EXPECT_EQ(t.status, TrialStatus::kRunning);
   EXPECT_EQ(t.attempts, 1);
   EXPECT_EQ(t.worker_id, "w1");
   EXPECT_EQ(t.started_at, clock_.now());
-  EXPECT_EQ(t.lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(t.lease_expires, clock_.now() + kClaimLease);
   std::vector<AttemptRecord> a = store_->list_attempts(c->trial_id);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].attempt, 1);
   EXPECT_EQ(a[0].worker_id, "w1");
   EXPECT_EQ(a[0].outcome, "");
 
-  EXPECT_EQ(store_->claim_next("w2", lease(kLease))->number, 1);
-  EXPECT_EQ(store_->claim_next("w1", lease(kLease))->number, 2);
-  EXPECT_FALSE(store_->claim_next("w1", lease(kLease)));
+  EXPECT_EQ(store_->claim_next("w2", lease(kClaimLease))->number, 1);
+  EXPECT_EQ(store_->claim_next("w1", lease(kClaimLease))->number, 2);
+  EXPECT_FALSE(store_->claim_next("w1", lease(kClaimLease)));
 }
 
 TEST_P(StoreTest, ClaimOrderAcrossStudiesAndStudyFilter) {
   int64_t first = study_with_trials("a", 2);
   int64_t second = study_with_trials("b", 2);
-  std::optional<Claim> c = store_->claim_next("w", lease(kLease, 3, second));
+  std::optional<Claim> c = store_->claim_next("w", lease(kClaimLease, 3, second));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->study_id, second);
   EXPECT_EQ(c->number, 0);
-  c = store_->claim_next("w", lease(kLease));
+  c = store_->claim_next("w", lease(kClaimLease));
   EXPECT_EQ(c->study_id, first);  // any study: oldest study first
   EXPECT_EQ(c->number, 0);
   EXPECT_STORE_ERROR(store_->claim_next("", {}), ErrorCode::kInvalidArgument, "empty worker id");
   EXPECT_STORE_ERROR(store_->claim_next("w", lease(milliseconds(0))), ErrorCode::kInvalidArgument,
                      "lease must be > 0");
-  EXPECT_STORE_ERROR(store_->claim_next("w", lease(kLease, 0)), ErrorCode::kInvalidArgument,
+  EXPECT_STORE_ERROR(store_->claim_next("w", lease(kClaimLease, 0)), ErrorCode::kInvalidArgument,
                      "max_attempts");
 }
 
 TEST_P(StoreTest, ExpiredLeaseRequeuesTheTrialForAnotherWorker) {
   study_with_trials("s", 2);
-  std::optional<Claim> a = store_->claim_next("dead", lease(kLease));
+  std::optional<Claim> a = store_->claim_next("dead", lease(kClaimLease));
   ASSERT_TRUE(a);
-  clock_.advance(kLease);  // exactly at expiry: still held
-  std::optional<Claim> b = store_->claim_next("w2", lease(kLease));
+  clock_.advance(kClaimLease);  // exactly at expiry: still held
+  std::optional<Claim> b = store_->claim_next("w2", lease(kClaimLease));
   ASSERT_TRUE(b);
   EXPECT_NE(b->trial_id, a->trial_id);
 
   clock_.advance(milliseconds(1));
-  std::optional<Claim> again = store_->claim_next("w3", lease(kLease));
+  std::optional<Claim> again = store_->claim_next("w3", lease(kClaimLease));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->trial_id, a->trial_id);
   EXPECT_EQ(again->attempt, 2);
@@ -94,13 +94,13 @@ TEST_P(StoreTest, AfterTheRetryLimitTheTrialFailsWithTheReason) {
   for (int attempt = 1; attempt <= 3; ++attempt) {
     std::string worker = "w";
     worker += std::to_string(attempt);
-    std::optional<Claim> c = store_->claim_next(worker, lease(kLease, 3));
+    std::optional<Claim> c = store_->claim_next(worker, lease(kClaimLease, 3));
     ASSERT_TRUE(c) << attempt;
     EXPECT_EQ(c->attempt, attempt);
-    clock_.advance(kLease + milliseconds(1));
+    clock_.advance(kClaimLease + milliseconds(1));
   }
   // The third loss fails it instead of queueing it again: a poison trial does not loop.
-  EXPECT_FALSE(store_->claim_next("w4", lease(kLease, 3)));
+  EXPECT_FALSE(store_->claim_next("w4", lease(kClaimLease, 3)));
   TrialRecord t = store_->list_trials(study, {})[0];
   EXPECT_EQ(t.status, TrialStatus::kFailed);
   EXPECT_EQ(t.lost, 3);
@@ -115,44 +115,44 @@ TEST_P(StoreTest, AfterTheRetryLimitTheTrialFailsWithTheReason) {
 TEST_P(StoreTest, ExpireLeasesSweepsWithoutClaiming) {
   int64_t a = study_with_trials("a", 2);
   int64_t b = study_with_trials("b", 1);
-  ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
-  ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
-  ASSERT_TRUE(store_->claim_next("w", lease(kLease)));
-  clock_.advance(kLease * 2);
-  EXPECT_EQ(store_->expire_leases(lease(kLease, 3, b)), 1);
+  ASSERT_TRUE(store_->claim_next("w", lease(kClaimLease)));
+  ASSERT_TRUE(store_->claim_next("w", lease(kClaimLease)));
+  ASSERT_TRUE(store_->claim_next("w", lease(kClaimLease)));
+  clock_.advance(kClaimLease * 2);
+  EXPECT_EQ(store_->expire_leases(lease(kClaimLease, 3, b)), 1);
   EXPECT_EQ(store_->counts(a)[TrialStatus::kRunning], 2);
-  EXPECT_EQ(store_->expire_leases(lease(kLease, 1)), 2);
+  EXPECT_EQ(store_->expire_leases(lease(kClaimLease, 1)), 2);
   EXPECT_EQ(store_->counts(a)[TrialStatus::kFailed], 2);
   EXPECT_EQ(store_->counts(b)[TrialStatus::kQueued], 1);
-  EXPECT_EQ(store_->expire_leases(lease(kLease)), 0);
+  EXPECT_EQ(store_->expire_leases(lease(kClaimLease)), 0);
 }
 
 TEST_P(StoreTest, RenewLeaseKeepsTheTrialAndIsFalseForAStaleAttempt) {
   study_with_trials("s", 1);
-  std::optional<Claim> c = store_->claim_next("w1", lease(kLease));
+  std::optional<Claim> c = store_->claim_next("w1", lease(kClaimLease));
   ASSERT_TRUE(c);
   for (int i = 0; i < 5; ++i) {
-    clock_.advance(kLease / 2);
-    EXPECT_TRUE(store_->renew_lease(c->trial_id, c->attempt, "w1", kLease));
-    EXPECT_FALSE(store_->claim_next("w2", lease(kLease)));
+    clock_.advance(kClaimLease / 2);
+    EXPECT_TRUE(store_->renew_lease(c->trial_id, c->attempt, "w1", kClaimLease));
+    EXPECT_FALSE(store_->claim_next("w2", lease(kClaimLease)));
   }
-  EXPECT_EQ(store_->get_trial(c->trial_id).lease_expires, clock_.now() + kLease);
-  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt, "someone-else", kLease));
-  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt + 1, "w1", kLease));
+  EXPECT_EQ(store_->get_trial(c->trial_id).lease_expires, clock_.now() + kClaimLease);
+  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt, "someone-else", kClaimLease));
+  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt + 1, "w1", kClaimLease));
 
-  clock_.advance(kLease + milliseconds(1));
-  std::optional<Claim> taken = store_->claim_next("w2", lease(kLease));
+  clock_.advance(kClaimLease + milliseconds(1));
+  std::optional<Claim> taken = store_->claim_next("w2", lease(kClaimLease));
   ASSERT_TRUE(taken);
-  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt, "w1", kLease));
-  EXPECT_TRUE(store_->renew_lease(taken->trial_id, taken->attempt, "w2", kLease));
+  EXPECT_FALSE(store_->renew_lease(c->trial_id, c->attempt, "w1", kClaimLease));
+  EXPECT_TRUE(store_->renew_lease(taken->trial_id, taken->attempt, "w2", kClaimLease));
 }
 
 TEST_P(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
   study_with_trials("s", 1);
-  std::optional<Claim> first = store_->claim_next("slow", lease(kLease));
+  std::optional<Claim> first = store_->claim_next("slow", lease(kClaimLease));
   ASSERT_TRUE(first);
-  clock_.advance(kLease + milliseconds(1));
-  std::optional<Claim> second = store_->claim_next("fast", lease(kLease));
+  clock_.advance(kClaimLease + milliseconds(1));
+  std::optional<Claim> second = store_->claim_next("fast", lease(kClaimLease));
   ASSERT_TRUE(second);
   ASSERT_EQ(second->attempt, 2);
 
@@ -186,23 +186,23 @@ TEST_P(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
 
 TEST_P(StoreTest, LateResultCountsWhenNobodyTookTheTrialOver) {
   study_with_trials("s", 1);
-  std::optional<Claim> c = store_->claim_next("w", lease(kLease));
+  std::optional<Claim> c = store_->claim_next("w", lease(kClaimLease));
   ASSERT_TRUE(c);
-  clock_.advance(kLease * 3);
-  ASSERT_EQ(store_->expire_leases(lease(kLease)), 1);  // requeued, not yet claimed
+  clock_.advance(kClaimLease * 3);
+  ASSERT_EQ(store_->expire_leases(lease(kClaimLease)), 1);  // requeued, not yet claimed
   EXPECT_TRUE(store_->finish_trial(c->trial_id, c->attempt, TrialStatus::kDiverged, nullptr,
                                    std::nullopt, "loss became NaN at epoch 3"));
   TrialRecord t = store_->get_trial(c->trial_id);
   EXPECT_EQ(t.status, TrialStatus::kDiverged);
   EXPECT_EQ(t.error, "loss became NaN at epoch 3");
-  EXPECT_FALSE(store_->claim_next("w2", lease(kLease)));
+  EXPECT_FALSE(store_->claim_next("w2", lease(kClaimLease)));
 }
 
 TEST_P(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
   study_with_trials("s", 1);
   // With max_attempts 1, one lost lease would fail it; hand-backs never do.
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    std::optional<Claim> c = store_->claim_next("w", lease(kLease, 1));
+    std::optional<Claim> c = store_->claim_next("w", lease(kClaimLease, 1));
     ASSERT_TRUE(c);
     EXPECT_EQ(c->attempt, attempt);
     EXPECT_TRUE(store_->release_trial(c->trial_id, c->attempt));
@@ -213,7 +213,7 @@ TEST_P(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
     EXPECT_FALSE(t.lease_expires);
     EXPECT_EQ(store_->list_attempts(t.id).back().outcome, "released");
   }
-  std::optional<Claim> last = store_->claim_next("w", lease(kLease, 1));
+  std::optional<Claim> last = store_->claim_next("w", lease(kClaimLease, 1));
   ASSERT_TRUE(last);
   EXPECT_FALSE(store_->release_trial(last->trial_id, last->attempt - 1));  // stale
   EXPECT_EQ(store_->get_trial(last->trial_id).status, TrialStatus::kRunning);
@@ -221,14 +221,14 @@ TEST_P(StoreTest, ReleaseHandsBackWithoutCountingAFailure) {
 
 TEST_P(StoreTest, TrialsOfACancelledStudyAreNotRequeued) {
   int64_t study = study_with_trials("s", 2);
-  std::optional<Claim> a = store_->claim_next("w", lease(kLease));
-  std::optional<Claim> b = store_->claim_next("w", lease(kLease));
+  std::optional<Claim> a = store_->claim_next("w", lease(kClaimLease));
+  std::optional<Claim> b = store_->claim_next("w", lease(kClaimLease));
   ASSERT_TRUE(a && b);
   store_->cancel_study(study);
   EXPECT_TRUE(store_->release_trial(a->trial_id, a->attempt));
   EXPECT_EQ(store_->get_trial(a->trial_id).status, TrialStatus::kCancelled);
-  clock_.advance(kLease * 2);
-  EXPECT_EQ(store_->expire_leases(lease(kLease)), 1);
+  clock_.advance(kClaimLease * 2);
+  EXPECT_EQ(store_->expire_leases(lease(kClaimLease)), 1);
   EXPECT_EQ(store_->get_trial(b->trial_id).status, TrialStatus::kCancelled);
   EXPECT_EQ(store_->counts(study)[TrialStatus::kCancelled], 2);
 }
@@ -236,11 +236,11 @@ TEST_P(StoreTest, TrialsOfACancelledStudyAreNotRequeued) {
 TEST_P(StoreTest, SecondConnectionSeesClaims) {
   study_with_trials("s", 2);
   std::unique_ptr<Store> other = reopen();
-  std::optional<Claim> a = store_->claim_next("w1", lease(kLease));
-  std::optional<Claim> b = other->claim_next("w2", lease(kLease));
+  std::optional<Claim> a = store_->claim_next("w1", lease(kClaimLease));
+  std::optional<Claim> b = other->claim_next("w2", lease(kClaimLease));
   ASSERT_TRUE(a && b);
   EXPECT_NE(a->trial_id, b->trial_id);
-  EXPECT_FALSE(other->claim_next("w2", lease(kLease)));
+  EXPECT_FALSE(other->claim_next("w2", lease(kClaimLease)));
 }
 
 TEST_P(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
@@ -268,7 +268,7 @@ TEST_P(StoreTest, ConcurrentClaimersOnSeveralConnectionsNeverClaimATrialTwice) {
         id += std::to_string(w);
         while (true) {
           std::vector<Claim> claims =
-              store->claim_batch(id, lease(kLease * 60, 3, study), 1 + static_cast<int>(rng() % 3));
+              store->claim_batch(id, lease(kClaimLease * 60, 3, study), 1 + static_cast<int>(rng() % 3));
           if (claims.empty()) break;
           std::vector<TrialFinish> finishes;
           for (const Claim& c : claims)
@@ -296,10 +296,10 @@ TEST_P(StoreTest, ConcurrentClaimersOnSeveralConnectionsNeverClaimATrialTwice) {
 
 TEST_P(StoreTest, FinishTrialsAppliesEachReportOnceAndIsAllOrNothing) {
   const int64_t study = study_with_trials("s", 4);
-  const Claim a = *store_->claim_next("w", lease(kLease));
-  const Claim b = *store_->claim_next("w", lease(kLease));
-  const Claim c = *store_->claim_next("w", lease(kLease));
-  const Claim d = *store_->claim_next("w", lease(kLease));
+  const Claim a = *store_->claim_next("w", lease(kClaimLease));
+  const Claim b = *store_->claim_next("w", lease(kClaimLease));
+  const Claim c = *store_->claim_next("w", lease(kClaimLease));
+  const Claim d = *store_->claim_next("w", lease(kClaimLease));
   // A duplicate report of a, a stale attempt of b, epochs of c with epoch 1 written twice.
   std::vector<bool> applied = store_->finish_trials({
       {a.trial_id, a.attempt, TrialStatus::kCompleted, {{"v", 1}}, 0.1, "", {}},

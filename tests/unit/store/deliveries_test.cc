@@ -8,13 +8,13 @@ namespace {
 using std::chrono::milliseconds;
 using testing::StoreTest;
 
-constexpr milliseconds kLease{30'000};
+constexpr milliseconds kDeliveryLease{30'000};
 
 TEST_P(StoreTest, StartTrialStartsAQueuedTrialWithALease) {
   const int64_t study = study_with_trials("s", 2);
   const TrialRecord queued = store_->list_trials(study, {})[1];
   const int64_t before = store_->last_trial_change();
-  std::optional<Claim> c = store_->start_trial(queued.id, "w1", kLease);
+  std::optional<Claim> c = store_->start_trial(queued.id, "w1", kDeliveryLease);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->trial_id, queued.id);
   EXPECT_EQ(c->attempt, 1);
@@ -22,7 +22,7 @@ TEST_P(StoreTest, StartTrialStartsAQueuedTrialWithALease) {
   EXPECT_EQ(c->number, 1);
   EXPECT_EQ(c->dataset, "iris");
   EXPECT_EQ(c->params, queued.params);
-  EXPECT_EQ(c->lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(c->lease_expires, clock_.now() + kDeliveryLease);
 
   TrialRecord t = store_->get_trial(queued.id);
   EXPECT_EQ(t.status, TrialStatus::kRunning);
@@ -30,13 +30,13 @@ TEST_P(StoreTest, StartTrialStartsAQueuedTrialWithALease) {
   EXPECT_EQ(t.lost, 0);
   EXPECT_EQ(t.worker_id, "w1");
   EXPECT_EQ(t.started_at, clock_.now());
-  EXPECT_EQ(t.lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(t.lease_expires, clock_.now() + kDeliveryLease);
   std::vector<AttemptRecord> a = store_->list_attempts(queued.id);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].worker_id, "w1");
   EXPECT_EQ(a[0].outcome, "");
   // The lease is renewed like a claimed one; the other trial is untouched.
-  EXPECT_TRUE(store_->renew_lease(queued.id, 1, "w1", kLease));
+  EXPECT_TRUE(store_->renew_lease(queued.id, 1, "w1", kDeliveryLease));
   EXPECT_EQ(store_->counts(study)[TrialStatus::kQueued], 1);
   std::vector<TrialRecord> changed = store_->trials_changed_since(before, 100);
   ASSERT_EQ(changed.size(), 1u);
@@ -49,14 +49,14 @@ TEST_P(StoreTest, StartTrialStartsAQueuedTrialWithALease) {
 TEST_P(StoreTest, StartTrialsStartsABatchInOneTransaction) {
   const int64_t study = study_with_trials("s", 4);
   const std::vector<TrialRecord> t = store_->list_trials(study, {});
-  const Claim running = *store_->claim_next("w0", {.lease = kLease});  // trial 0
+  const Claim running = *store_->claim_next("w0", {.lease = kDeliveryLease});  // trial 0
   ASSERT_EQ(running.trial_id, t[0].id);
-  ASSERT_TRUE(store_->finish_trial(store_->claim_next("w0", {.lease = kLease})->trial_id, 1,
+  ASSERT_TRUE(store_->finish_trial(store_->claim_next("w0", {.lease = kDeliveryLease})->trial_id, 1,
                                    TrialStatus::kCompleted, nullptr, 1.0, ""));  // trial 1
   const int64_t before = store_->last_trial_change();
   const uint64_t transactions = store_->stats().transactions;
   const std::vector<Store::Start> s =
-      store_->start_trials({t[3].id, 999'999, t[1].id, t[0].id, t[2].id}, "w1", kLease);
+      store_->start_trials({t[3].id, 999'999, t[1].id, t[0].id, t[2].id}, "w1", kDeliveryLease);
   EXPECT_EQ(store_->stats().transactions, transactions + 1);
   ASSERT_EQ(s.size(), 5u);
   ASSERT_TRUE(s[0].known && s[0].claim);
@@ -71,14 +71,14 @@ TEST_P(StoreTest, StartTrialsStartsABatchInOneTransaction) {
   EXPECT_EQ(store_->get_trial(t[0].id).lost, 1);
   EXPECT_EQ(store_->list_attempts(t[0].id)[0].outcome, "lost");
   ASSERT_TRUE(s[4].claim);
-  EXPECT_EQ(s[4].claim->lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(s[4].claim->lease_expires, clock_.now() + kDeliveryLease);
   EXPECT_EQ(store_->get_trial(t[2].id).worker_id, "w1");
   EXPECT_EQ(store_->trials_changed_since(before, 100).size(), 3u);
-  EXPECT_TRUE(store_->start_trials({}, "w1", kLease).empty());
+  EXPECT_TRUE(store_->start_trials({}, "w1", kDeliveryLease).empty());
   // The same trial twice in one call: the second delivery finds the first running.
   const int64_t other = study_with_trials("t", 1);
   const int64_t id = store_->list_trials(other, {})[0].id;
-  const std::vector<Store::Start> twice = store_->start_trials({id, id}, "w1", kLease);
+  const std::vector<Store::Start> twice = store_->start_trials({id, id}, "w1", kDeliveryLease);
   ASSERT_TRUE(twice[0].claim && twice[1].claim);
   EXPECT_EQ(twice[1].claim->attempt, 2);
   EXPECT_EQ(store_->get_trial(id).lost, 1);
@@ -89,12 +89,12 @@ TEST_P(StoreTest, StartTrialsStartsABatchInOneTransaction) {
 TEST_P(StoreTest, StartTrialsFailsATrialWhoseRedeliveriesReachTheLimit) {
   const int64_t study = study_with_trials("s", 1);
   const int64_t id = store_->list_trials(study, {})[0].id;
-  ASSERT_TRUE(store_->start_trials({id}, "w1", kLease, 2)[0].claim);
-  const std::vector<Store::Start> second = store_->start_trials({id}, "w2", kLease, 2);
+  ASSERT_TRUE(store_->start_trials({id}, "w1", kDeliveryLease, 2)[0].claim);
+  const std::vector<Store::Start> second = store_->start_trials({id}, "w2", kDeliveryLease, 2);
   ASSERT_TRUE(second[0].claim);  // one attempt lost: below the limit
   EXPECT_EQ(second[0].claim->attempt, 2);
   const int64_t before = store_->last_trial_change();
-  const std::vector<Store::Start> third = store_->start_trials({id}, "w3", kLease, 2);
+  const std::vector<Store::Start> third = store_->start_trials({id}, "w3", kDeliveryLease, 2);
   EXPECT_TRUE(third[0].known);
   EXPECT_TRUE(third[0].exhausted);
   EXPECT_FALSE(second[0].exhausted);
@@ -109,18 +109,18 @@ TEST_P(StoreTest, StartTrialsFailsATrialWhoseRedeliveriesReachTheLimit) {
   // A queued trial is never failed by the limit, whatever it lost before (hand-backs).
   const int64_t other = study_with_trials("t", 1);
   const int64_t queued = store_->list_trials(other, {})[0].id;
-  EXPECT_TRUE(store_->start_trials({queued}, "w1", kLease, 1)[0].claim);
+  EXPECT_TRUE(store_->start_trials({queued}, "w1", kDeliveryLease, 1)[0].claim);
 }
 
 TEST_P(StoreTest, RedeliveryLosesTheRunningAttemptAndStartsTheNext) {
   study_with_trials("s", 1);
-  const Claim first = *store_->claim_next("w1", {.lease = kLease});
+  const Claim first = *store_->claim_next("w1", {.lease = kDeliveryLease});
   clock_.advance(milliseconds(500));
   const int64_t before = store_->last_trial_change();
-  std::optional<Claim> second = store_->start_trial(first.trial_id, "w2", kLease);
+  std::optional<Claim> second = store_->start_trial(first.trial_id, "w2", kDeliveryLease);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->attempt, 2);
-  EXPECT_EQ(second->lease_expires, clock_.now() + kLease);
+  EXPECT_EQ(second->lease_expires, clock_.now() + kDeliveryLease);
 
   TrialRecord t = store_->get_trial(first.trial_id);
   EXPECT_EQ(t.status, TrialStatus::kRunning);
@@ -139,7 +139,7 @@ TEST_P(StoreTest, RedeliveryLosesTheRunningAttemptAndStartsTheNext) {
   EXPECT_EQ(changed[0].attempts, 2);
 
   // The first holder's writes no longer count; the second's do.
-  EXPECT_FALSE(store_->renew_lease(first.trial_id, 1, "w1", kLease));
+  EXPECT_FALSE(store_->renew_lease(first.trial_id, 1, "w1", kDeliveryLease));
   EXPECT_FALSE(store_->append_epochs(first.trial_id, 1, {{1, 0.5, 0.5, 0.5, 0.1, nullptr}}));
   EXPECT_FALSE(store_->finish_trial(first.trial_id, 1, TrialStatus::kCompleted, nullptr, 0.1, ""));
   EXPECT_TRUE(
@@ -149,7 +149,7 @@ TEST_P(StoreTest, RedeliveryLosesTheRunningAttemptAndStartsTheNext) {
 
 TEST_P(StoreTest, FinishedOrCancelledTrialsAreNotStartedAndNothingIsWritten) {
   const int64_t study = study_with_trials("s", 2);
-  const Claim c = *store_->claim_next("w1", {.study_id = study, .lease = kLease});
+  const Claim c = *store_->claim_next("w1", {.study_id = study, .lease = kDeliveryLease});
   ASSERT_TRUE(store_->finish_trial(c.trial_id, c.attempt, TrialStatus::kPruned, nullptr, 0.2, ""));
   store_->cancel_study(study);
   const TrialRecord cancelled =
@@ -158,8 +158,8 @@ TEST_P(StoreTest, FinishedOrCancelledTrialsAreNotStartedAndNothingIsWritten) {
   const int64_t change = store_->last_trial_change();
   const TrialRecord finished = store_->get_trial(c.trial_id);
   clock_.advance(milliseconds(10));
-  EXPECT_FALSE(store_->start_trial(c.trial_id, "w2", kLease));
-  EXPECT_FALSE(store_->start_trial(cancelled.id, "w2", kLease));
+  EXPECT_FALSE(store_->start_trial(c.trial_id, "w2", kDeliveryLease));
+  EXPECT_FALSE(store_->start_trial(cancelled.id, "w2", kDeliveryLease));
 
   const TrialRecord after = store_->get_trial(c.trial_id);
   EXPECT_EQ(after.status, TrialStatus::kPruned);
@@ -176,11 +176,11 @@ TEST_P(StoreTest, FinishedOrCancelledTrialsAreNotStartedAndNothingIsWritten) {
 TEST_P(StoreTest, StartAndFailRejectUnknownTrialsAndBadInput) {
   const int64_t study = study_with_trials("s", 1);
   const int64_t id = store_->list_trials(study, {})[0].id;
-  EXPECT_STORE_ERROR(store_->start_trial(id + 1000, "w", kLease), ErrorCode::kNotFound,
+  EXPECT_STORE_ERROR(store_->start_trial(id + 1000, "w", kDeliveryLease), ErrorCode::kNotFound,
                      "start_trial: no trial with id " + std::to_string(id + 1000));
   EXPECT_STORE_ERROR(store_->fail_trial(id + 1000, "x"), ErrorCode::kNotFound,
                      "fail_trial: no trial with id " + std::to_string(id + 1000));
-  EXPECT_STORE_ERROR(store_->start_trial(id, "", kLease), ErrorCode::kInvalidArgument,
+  EXPECT_STORE_ERROR(store_->start_trial(id, "", kDeliveryLease), ErrorCode::kInvalidArgument,
                      "empty worker id");
   EXPECT_STORE_ERROR(store_->start_trial(id, "w", milliseconds(0)), ErrorCode::kInvalidArgument,
                      "lease must be > 0");
@@ -214,12 +214,12 @@ TEST_P(StoreTest, FailTrialFailsAQueuedTrialWithTheError) {
   EXPECT_EQ(store_->get_trial(id).error, "dead-lettered after 5 deliveries");
   EXPECT_EQ(store_->get_trial(id).finished_at, t.finished_at);
   EXPECT_EQ(store_->last_trial_change(), change);
-  EXPECT_FALSE(store_->start_trial(id, "w", kLease));
+  EXPECT_FALSE(store_->start_trial(id, "w", kDeliveryLease));
 }
 
 TEST_P(StoreTest, FailTrialLosesTheRunningAttempt) {
   const int64_t study = study_with_trials("s", 1);
-  const Claim c = *store_->start_trial(store_->list_trials(study, {})[0].id, "w1", kLease);
+  const Claim c = *store_->start_trial(store_->list_trials(study, {})[0].id, "w1", kDeliveryLease);
   clock_.advance(milliseconds(250));
   const int64_t before = store_->last_trial_change();
   EXPECT_TRUE(store_->fail_trial(c.trial_id, "delivery limit reached"));
@@ -238,7 +238,7 @@ TEST_P(StoreTest, FailTrialLosesTheRunningAttempt) {
   // Its worker's late report does not count; a finished trial cannot be failed.
   EXPECT_FALSE(
       store_->finish_trial(c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 1, ""));
-  EXPECT_FALSE(store_->renew_lease(c.trial_id, c.attempt, "w1", kLease));
+  EXPECT_FALSE(store_->renew_lease(c.trial_id, c.attempt, "w1", kDeliveryLease));
   EXPECT_FALSE(store_->fail_trial(c.trial_id, "again"));
   EXPECT_EQ(store_->get_trial(c.trial_id).lost, 1);
 }
@@ -257,9 +257,9 @@ TEST_P(StoreTest, EveryDeliveryChangeIsInTheChangeLog) {
     EXPECT_GT(changed[0].seq, seqs.back());
     seqs.push_back(changed[0].seq);
   };
-  ASSERT_TRUE(store_->start_trial(id, "w1", kLease));
+  ASSERT_TRUE(store_->start_trial(id, "w1", kDeliveryLease));
   changed_once(TrialStatus::kRunning, 1);
-  ASSERT_TRUE(store_->start_trial(id, "w2", kLease));  // redelivered
+  ASSERT_TRUE(store_->start_trial(id, "w2", kDeliveryLease));  // redelivered
   changed_once(TrialStatus::kRunning, 2);
   ASSERT_TRUE(store_->fail_trial(id, "delivery limit"));
   changed_once(TrialStatus::kFailed, 2);

@@ -18,7 +18,7 @@ nlohmann::json spec_json(const std::string& name, int depths) {
 }
 
 TEST(CoordinatorPool, QueuesEveryRunningStudyAndFinishesCompleteOnes) {
-  testing::TempDir dir;
+  layerlab::testing::TempDir dir;
   auto store = store::open_store("sqlite:" + dir.path("s.db"));
   const int64_t a = store->create_study("a", StudySpec::from_json(spec_json("a", 3)).to_json());
   const int64_t b = store->create_study("b", StudySpec::from_json(spec_json("b", 2)).to_json());
@@ -42,7 +42,7 @@ TEST(CoordinatorPool, QueuesEveryRunningStudyAndFinishesCompleteOnes) {
 }
 
 TEST(CoordinatorPool, AStudyItCannotReadIsReportedOnceAndLeftAlone) {
-  testing::TempDir dir;
+  layerlab::testing::TempDir dir;
   auto store = store::open_store("sqlite:" + dir.path("s.db"));
   const int64_t bad = store->create_study("bad", {{"name", "bad"}, {"datasets", "iris"}});
   const int64_t good =

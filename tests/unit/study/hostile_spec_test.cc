@@ -13,6 +13,7 @@
 namespace layerlab::study {
 namespace {
 
+using layerlab::testing::contains;
 using nlohmann::json;
 using testing::error_of;
 using testing::fixture;
@@ -36,10 +37,6 @@ std::string with_limits_error(const std::string& yaml, const SpecLimits& limits)
     return e.what();
   }
   return "no error";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 TEST(HostileYaml, RecursiveAliasIsRefusedWithItsPlace) {
