@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "integration/run_command.h"
+#include "support/suite_fixture.h"
 
 namespace layerlab::testing {
 
@@ -45,13 +46,28 @@ struct Study {
   std::string store;  // a SQLite file in dir unless the test sets another URL
 };
 
+// The study of directory `dir`: its study.yaml and its SQLite store, layerlab.db.
+inline Study study_in(const std::filesystem::path& dir) {
+  return {dir, dir / "study.yaml", "sqlite:" + (dir / "layerlab.db").string()};
+}
+
 inline Study write_study(const std::string& test, const std::string& yaml) {
-  Study s;
-  s.dir = fresh_dir(test);
-  s.file = s.dir / "study.yaml";
+  Study s = study_in(fresh_dir(test));
   std::ofstream(s.file) << yaml;
-  s.store = "sqlite:" + (s.dir / "layerlab.db").string();
   return s;
+}
+
+// A private copy of `yaml`'s study run to its end by `layerlab run ... --workers 2`: run once
+// per ctest run under `key` (support/suite_fixture.h), copied for this process.
+inline Study finished_study(const std::string& key, const std::string& yaml) {
+  const std::filesystem::path built = built_once(key, [&](const std::filesystem::path& dir) {
+    const Study s = study_in(dir);
+    std::ofstream(s.file) << yaml;
+    const auto r =
+        run_layerlab("run " + s.file.string() + " --store '" + s.store + "' --workers 2");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  });
+  return study_in(private_copy(built, key));
 }
 
 inline nlohmann::json status(const Study& s, const std::string& name) {

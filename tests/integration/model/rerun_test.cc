@@ -16,11 +16,13 @@
 #include "store/store.h"
 #include "study/provenance.h"
 #include "support/postgres_service.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab {
 namespace {
 
 using nlohmann::json;
+using testing::contains;
 using testing::copy_trial;
 using testing::export_json;
 using testing::run_layerlab;
@@ -36,18 +38,12 @@ testing::CommandResult rerun(const Study& s, const std::string& study, int64_t n
                       "'");
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // One quick study (16 trials: iris and wine, 1 and 2 layers, relu and tanh, 2 seeds) for
 // every test of the suite.
 class Rerun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    study_ = new Study(write_study("rerun", testing::kQuickStudy));
-    const auto r = run_study(*study_);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    study_ = new Study(testing::finished_study("rerun-quick", testing::kQuickStudy));
   }
   static void TearDownTestSuite() { delete study_; }
   static Study* study_;

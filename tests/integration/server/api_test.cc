@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 
+#include "integration/study_commands.h"
 #include "server_process.h"
 
 namespace layerlab::testing {
@@ -13,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 // 2 datasets x 3 depths x 2 activations x 2 seeds = 24 trials, 3 epochs each.
-constexpr const char* kStudy = R"(name: api-study
+constexpr const char* kApiStudy = R"(name: api-study
 datasets: [iris, wine]
 metric: {name: val_accuracy, goal: maximize}
 method: grid
@@ -28,13 +29,9 @@ parameters:
 class ApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::filesystem::path(fresh_dir("server-api"));
-    std::ofstream(*dir_ / "study.yaml") << kStudy;
-    const std::string url = "sqlite:" + (*dir_ / "store.db").string();
-    const CommandResult r =
-        run_layerlab("run " + (*dir_ / "study.yaml").string() + " --store " + url + " -w 2");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    server_ = new ServerProcess(url, *dir_ / "serve");
+    const Study s = finished_study("server-api", kApiStudy);
+    dir_ = new std::filesystem::path(s.dir);
+    server_ = new ServerProcess(s.store, s.dir / "serve");
   }
   static void TearDownTestSuite() {
     delete server_;
