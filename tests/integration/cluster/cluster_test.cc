@@ -1,8 +1,9 @@
-// Distributed mode end to end: real `layerlab` processes over a private RabbitMQ broker and
-// a private PostgreSQL server (tests/support), under the faults a cluster sees: workers
-// killed at chosen points, the broker and the database restarted mid-study, a trial that
-// kills every worker, SIGTERM. The invariant throughout: every trial ends done exactly
-// once (one committed result; other attempts lost or released), nothing is left behind.
+// Distributed mode end to end: real `layerlab` processes over a RabbitMQ broker and a
+// PostgreSQL server that every test of this binary shares (a fresh database and queue per
+// test; cluster_restart_test.cc restarts its own), under the faults a cluster sees: workers
+// killed at chosen points, a trial that kills every worker, SIGTERM, a host cut off. The invariant
+// throughout: every trial ends done exactly once (one committed result; other attempts lost or
+// released), nothing is left behind.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,100 +14,30 @@
 #include <set>
 #include <thread>
 
+#include "integration/cluster/cluster_support.h"
 #include "integration/server/server_process.h"
-#include "integration/study_commands.h"
-#include "support/postgres_service.h"
-#include "support/rabbitmq_service.h"
 #include "support/tcp_relay.h"
 
 namespace layerlab {
 namespace {
 
 using nlohmann::json;
+using testing::cluster_study;
+using testing::ClusterStudy;
+using testing::expect_each_done_exactly_once;
 using testing::export_json;
 using testing::kQuickStudy;
+using testing::kSlowStudy;
+using testing::outcomes;
+using testing::queue_depth;
+using testing::run_args;
 using testing::run_layerlab;
 using testing::spawn_layerlab;
 using testing::Study;
 using testing::trials_by_number;
+using testing::wait_exit;
 using testing::wait_finished;
 using testing::write_study;
-
-const char* kSlowStudy = R"(name: slow
-datasets: [digits]
-seeds: [0, 1, 2, 3, 4, 5]
-parameters:
-  hidden_layers: {values: [1, 2, 3, 4, 5]}
-  units: {value: 64}
-  epochs: {value: 12}
-)";  // 30 trials of a fraction of a second each
-
-// A study on a fresh PostgreSQL database and a fresh queue on the broker.
-struct ClusterStudy {
-  Study study;
-  std::string broker;
-};
-
-std::string test_name() {
-  return ::testing::UnitTest::GetInstance()->current_test_info()->name();
-}
-
-ClusterStudy cluster_study(const std::string& yaml) {
-  std::string name = test_name();
-  std::replace(name.begin(), name.end(), '/', '.');
-  ClusterStudy c{write_study("cluster-" + name, yaml), ""};
-  c.study.store = testing::PostgresService::instance().fresh_database_url();
-  c.broker = testing::RabbitMqService::instance().url() + "?queue=c." + name;
-  return c;
-}
-
-std::string run_args(const ClusterStudy& c, int workers, const std::string& extra = "") {
-  return "run " + c.study.file.string() + " --store '" + c.study.store + "' --broker '" + c.broker +
-         "' --workers " + std::to_string(workers) + " " + extra;
-}
-
-std::vector<std::string> outcomes(const json& trial) {
-  std::vector<std::string> out;
-  for (const auto& a : trial["attempt_log"]) out.push_back(a["outcome"]);
-  return out;
-}
-
-// Every trial completed, with exactly one committed attempt; the others lost (a worker or
-// connection died) or released (handed back).
-void expect_each_done_exactly_once(const std::map<int64_t, json>& trials, size_t total) {
-  ASSERT_EQ(trials.size(), total);
-  for (const auto& [n, t] : trials) {
-    EXPECT_EQ(t["status"], "completed") << "trial " << n << ": " << t["error"];
-    const std::vector<std::string> o = outcomes(t);
-    EXPECT_EQ(std::count(o.begin(), o.end(), "completed"), 1) << "trial " << n;
-    for (const std::string& x : o)
-      EXPECT_TRUE(x == "completed" || x == "lost" || x == "released") << "trial " << n << ": " << x;
-  }
-}
-
-// Waits for a background process (bounded); its exit code, or -1 after killing it.
-int wait_exit(pid_t pid, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -1;
-}
-
-// Messages in a queue of the broker, polled until it shows `want` (quorum queue depths lag).
-long queue_depth(const std::string& queue, long want) {
-  long n = -1;
-  for (int i = 0; i < 100; ++i) {
-    n = testing::RabbitMqService::instance().queue_messages()[queue];
-    if (n == want) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return n;
-}
 
 TEST(Cluster, ThreeHundredTrialsOverRabbitMqAndPostgresMatchTheEmbeddedDefault) {
   const char* study = R"(name: three_hundred
@@ -173,38 +104,6 @@ INSTANTIATE_TEST_SUITE_P(Points, ClusterWorkerKilledAt,
                                            CrashCase{"after_training", 2},
                                            CrashCase{"after_commit", 1}),
                          [](const auto& p) { return p.param.point; });
-
-// A service restarted while `run` and its workers are mid-study. The study is held there
-// on purpose, however fast the machine: every worker parks before training trials 10-29
-// (LAYERLAB_TEST_HOLD) while the hold file exists, so trials 0-9 finish, the workers sit on
-// deliveries of the rest, and the restart happens with the study exactly a third done.
-void restart_mid_study(const std::function<void()>& restart) {
-  const ClusterStudy c = cluster_study(kSlowStudy);
-  const auto hold = c.study.dir / "hold";
-  std::ofstream(hold) << "held while this file exists\n";
-  const pid_t pid = spawn_layerlab(
-      run_args(c, 2), c.study.dir,
-      "LAYERLAB_TEST_HOLD=before_training:10-29 LAYERLAB_TEST_HOLD_FILE=" + hold.string());
-  struct Release {  // an early return must not leave the workers parked
-    std::filesystem::path file;
-    ~Release() { std::filesystem::remove(file); }
-  } release{hold};
-  ASSERT_TRUE(wait_finished(c.study, "slow", 10)) << testing::read_file(c.study.dir / "bg.err");
-  ASSERT_EQ(testing::finished(c.study, "slow"), 10) << "trials 10-29 are held";
-  restart();
-  std::filesystem::remove(hold);
-  EXPECT_EQ(wait_exit(pid, std::chrono::seconds(240)), 0)
-      << testing::read_file(c.study.dir / "bg.err");
-  expect_each_done_exactly_once(trials_by_number(export_json(c.study, "slow")), 30);
-}
-
-TEST(Cluster, RabbitMqRestartedMidStudyLosesAndDuplicatesNothing) {
-  restart_mid_study([] { testing::RabbitMqService::instance().restart(); });
-}
-
-TEST(Cluster, PostgresRestartedMidStudyLosesAndDuplicatesNothing) {
-  restart_mid_study([] { testing::PostgresService::instance().restart(); });
-}
 
 // A trial that kills every worker that takes it: failed after the delivery limit, its
 // message kept in the dead-letter queue, the rest of the study completes.
