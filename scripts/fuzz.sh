@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (the `fuzz` preset: clang, ASan + UBSan) and runs each for
+# Builds the libFuzzer targets (the `sanitize` preset: clang, ASan + UBSan) and runs each for
 # SECONDS (default 20) on its seed corpus. Exits non-zero when any target crashes (a
 # sanitizer report, a signal, an exception other than layerlab::Error, a leak, an input
 # slower than 10 s or an allocation over the memory limit), naming the input that did it.
@@ -8,20 +8,22 @@
 #
 # Environment:
 #   FUZZ_JOBS=N      targets run N at a time (default 1)
-#   FUZZ_BUILD=0     skip configure and build (use build/fuzz as it is)
+#   FUZZ_BUILD=0     skip configure and build (use the build directory as it is)
+#   FUZZ_BUILD_DIR=D the build directory (default build/sanitize; scripts/test.sh uses
+#                    build/ci-sanitize)
 #   FUZZ_FRESH=1     start every corpus from the seeds again (default: keep what earlier
-#                    runs found in build/fuzz/work/corpus/TARGET)
+#                    runs found in BUILD/work/corpus/TARGET)
 #   FUZZ_NICE=N      run the fuzzers under `nice -n N` (default 0)
 #   FUZZ_ARGS="..."  extra libFuzzer flags for every target
 #
 # Each run first replays tests/fuzz/regressions/TARGET (every crash found so far), then
-# fuzzes a scratch corpus under build/fuzz/work/corpus/TARGET made from the committed seeds
+# fuzzes a scratch corpus under BUILD/work/corpus/TARGET made from the committed seeds
 # (tests/data, examples/, tests/fuzz/seeds/TARGET): the repository is never written. Logs
-# and crashing inputs go to build/fuzz/work/{logs,artifacts}/TARGET. The summary gives per
+# and crashing inputs go to BUILD/work/{logs,artifacts}/TARGET. The summary gives per
 # target the executions, executions per second, edge coverage (cov) and features (ft).
 #
-# A crash: reproduce with `build/fuzz/tests/fuzz/TARGET_fuzzer FILE`, minimise with
-# `build/fuzz/tests/fuzz/TARGET_fuzzer -minimize_crash=1 -runs=100000 FILE`, and add the
+# A crash: reproduce with `build/sanitize/tests/fuzz/TARGET_fuzzer FILE`, minimise with
+# `build/sanitize/tests/fuzz/TARGET_fuzzer -minimize_crash=1 -runs=100000 FILE`, and add the
 # minimised file under tests/fuzz/regressions/TARGET/ (tests/fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,12 +39,12 @@ for t in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz: unknown target '$t' (${all_targets[*]})" >&2; exit 2; }
 done
 
-build="$root/build/fuzz"
+build="$root/${FUZZ_BUILD_DIR:-build/sanitize}"
 work="$build/work"
 if [ "${FUZZ_BUILD:-1}" != 0 ]; then
-  echo "== fuzz: configure and build (preset fuzz)"
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$(nproc)"
+  echo "== fuzz: configure and build (preset sanitize, target layerlab_fuzzers)"
+  cmake --preset sanitize >/dev/null
+  cmake --build --preset sanitize -j "$(nproc)" --target layerlab_fuzzers
 fi
 
 # Seeds besides tests/fuzz/seeds/TARGET (the same lists as tests/fuzz/CMakeLists.txt).
@@ -67,7 +69,7 @@ max_len() {
 run_target() {
   local t="$1" bin="$build/tests/fuzz/$1_fuzzer"
   local corpus="$work/corpus/$t" logs="$work/logs/$t" artifacts="$work/artifacts/$t/"
-  [ -x "$bin" ] || { echo "fuzz: $bin is missing (build the fuzz preset)" >&2; return 1; }
+  [ -x "$bin" ] || { echo "fuzz: $bin is missing (build the sanitize preset)" >&2; return 1; }
   [ "${FUZZ_FRESH:-0}" = 1 ] && rm -rf "$corpus"
   mkdir -p "$corpus" "$logs" "$artifacts" "$work/summary"
   local f
