@@ -116,7 +116,7 @@ json StudyView::scalar_json(const Scalar& s) const {
 StudyCache::StudyCache(store::Store& store) : store_(store) {}
 
 std::shared_ptr<StudyCache::Entry> StudyCache::entry(int64_t study_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& e = entries_[study_id];
   if (!e) e = std::make_shared<Entry>();
   return e;
@@ -140,12 +140,12 @@ void StudyCache::load(int64_t study_id, Entry& e) {
 
 void StudyCache::with_study(int64_t study_id, const std::function<void(StudyView&)>& f) {
   std::shared_ptr<Entry> e = entry(study_id);
-  std::lock_guard lock(e->mu);
+  MutexLock lock(e->mu);
   if (!e->view) {
     try {
       load(study_id, *e);
     } catch (const Error&) {
-      std::lock_guard entries_lock(mu_);
+      MutexLock entries_lock(mu_);
       entries_.erase(study_id);  // an unknown study must not stay as an empty entry
       throw;
     }
@@ -154,7 +154,7 @@ void StudyCache::with_study(int64_t study_id, const std::function<void(StudyView
 }
 
 uint64_t StudyCache::generation(Entry& e) {
-  std::lock_guard lock(e.mu);
+  MutexLock lock(e.mu);
   return e.view ? e.view->generation : 0;
 }
 
@@ -166,9 +166,9 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
                                                         store::Store& store, Maker maker) {
   std::shared_ptr<Entry> e = entry(study_id);
   {
-    std::unique_lock lock(e->responses_mu);
+    MutexLock lock(e->responses_mu);
     // Concurrent first requests for one key wait for the one making it.
-    e->made.wait(lock, [&] { return !e->making.count(key); });
+    e->made.wait(lock.native(), [&]() REQUIRES(e->responses_mu) { return !e->making.count(key); });
     auto it = e->responses.find(key);
     if (it != e->responses.end()) {
       it->second.used = std::chrono::steady_clock::now();
@@ -177,7 +177,7 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
     e->making.insert(key);
   }
   // First request for this key: make it here (loading the study if needed).
-  auto done = [&] {
+  auto done = [&]() REQUIRES(e->responses_mu) {
     e->making.erase(key);
     e->made.notify_all();
   };
@@ -185,12 +185,12 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
   try {
     const uint64_t at = generation(*e);
     body = std::make_shared<const std::string>(make(study_id, store, maker));
-    std::lock_guard lock(e->responses_mu);
+    MutexLock lock(e->responses_mu);
     if (e->responses.size() >= kMaxResponses) e->responses.clear();
     e->responses[key] = Response{body, at, std::chrono::steady_clock::now(), std::move(maker)};
     done();
   } catch (...) {  // not handled here: release the waiters (they try again), then rethrow
-    std::lock_guard lock(e->responses_mu);
+    MutexLock lock(e->responses_mu);
     done();
     throw;
   }
@@ -200,7 +200,7 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
 void StudyCache::refresh(store::Store& store) {
   std::vector<std::pair<int64_t, std::shared_ptr<Entry>>> entries;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     entries.assign(entries_.begin(), entries_.end());
   }
   const auto now = std::chrono::steady_clock::now();
@@ -208,7 +208,7 @@ void StudyCache::refresh(store::Store& store) {
     const uint64_t current = generation(*e);
     std::vector<std::pair<std::string, Maker>> stale;
     {
-      std::lock_guard lock(e->responses_mu);
+      MutexLock lock(e->responses_mu);
       std::erase_if(e->responses,
                     [&](const auto& kv) { return now - kv.second.used > kKeepUnused; });
       for (const auto& [key, r] : e->responses)
@@ -216,7 +216,7 @@ void StudyCache::refresh(store::Store& store) {
     }
     for (const auto& [key, maker] : stale) {
       auto body = std::make_shared<const std::string>(make(study_id, store, maker));
-      std::lock_guard lock(e->responses_mu);
+      MutexLock lock(e->responses_mu);
       auto it = e->responses.find(key);
       if (it == e->responses.end()) continue;
       it->second.body = std::move(body);
@@ -231,12 +231,12 @@ void StudyCache::apply(const std::vector<store::TrialRecord>& changed) {
   for (const auto& [study_id, trials] : by_study) {
     std::shared_ptr<Entry> e;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = entries_.find(study_id);
       if (it == entries_.end()) continue;  // not loaded: it will load the current state
       e = it->second;
     }
-    std::lock_guard lock(e->mu);
+    MutexLock lock(e->mu);
     if (!e->view) continue;
     for (const store::TrialRecord* t : trials) upsert(*e->view, *t);
   }
@@ -245,12 +245,12 @@ void StudyCache::apply(const std::vector<store::TrialRecord>& changed) {
 void StudyCache::touch(int64_t study_id) {
   std::shared_ptr<Entry> e;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(study_id);
     if (it == entries_.end()) return;
     e = it->second;
   }
-  std::lock_guard lock(e->mu);
+  MutexLock lock(e->mu);
   if (e->view) changed(*e->view);
 }
 

@@ -18,7 +18,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "analysis/views.h"
+#include "common/mutex.h"
 #include "store/store.h"
 #include "study/spec.h"
 
@@ -114,21 +114,22 @@ class StudyCache {
     Maker make;
   };
   struct Entry {
-    std::mutex mu;                    // guards view
-    std::unique_ptr<StudyView> view;  // null until loaded
-    std::mutex responses_mu;          // guards responses and making; never held while making
-    std::map<std::string, Response> responses;
-    std::set<std::string> making;  // first requests in progress: others wait for them
+    Mutex mu;
+    std::unique_ptr<StudyView> view GUARDED_BY(mu);  // null until loaded
+    Mutex responses_mu;                              // never held while making
+    std::map<std::string, Response> responses GUARDED_BY(responses_mu);
+    // First requests in progress: others wait for them.
+    std::set<std::string> making GUARDED_BY(responses_mu);
     std::condition_variable made;
   };
-  uint64_t generation(Entry& e);
+  uint64_t generation(Entry& e) EXCLUDES(e.mu);
   std::string make(int64_t study_id, store::Store& store, const Maker& make);
-  std::shared_ptr<Entry> entry(int64_t study_id);
-  void load(int64_t study_id, Entry& e);
+  std::shared_ptr<Entry> entry(int64_t study_id) EXCLUDES(mu_);
+  void load(int64_t study_id, Entry& e) REQUIRES(e.mu);
 
   store::Store& store_;
-  std::mutex mu_;  // guards entries_
-  std::map<int64_t, std::shared_ptr<Entry>> entries_;
+  Mutex mu_;
+  std::map<int64_t, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
 };
 
 // True for the statuses whose trials the cache keeps (they have metrics).

@@ -4,73 +4,30 @@
 // saved with its input standardisation as safetensors (model/model.h).
 #include <fmt/format.h>
 
-#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/reproduce.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
 #include "common/error.h"
-#include "data/dataset.h"
 #include "model/model.h"
-#include "nn/registries.h"
+#include "study/rerun.h"
+#include "study/trained_model.h"
 
 namespace layerlab::cli {
 namespace {
 
-using nlohmann::json;
-
-// The standardisation the training used: study::prepare_data keeps only its result, so it is
-// fitted again on the same split and checked to give the training's features exactly.
-data::Scaler training_scaler(const study::TrialSpec& spec, const study::PreparedData& prepared) {
-  const data::Dataset all = data::load(spec.dataset);
-  data::Split raw = data::split(all, spec.validation_fraction, spec.split_seed, spec.stratify);
-  data::Scaler scaler = data::fit_scaler(raw.train);
-  data::apply_scaler(scaler, raw.train);
-  const auto& x = prepared.split.train.x;
-  if (raw.train.x.size() != x.size() ||
-      std::memcmp(raw.train.x.data(), x.data(), x.size() * sizeof(float)) != 0)
-    throw internal_error("best --save: the standardisation fitted again on " + spec.dataset +
-                         " does not give the features the training used");
-  return scaler;
-}
-
-model::Model export_model(const StoredTrial& t, const Retrained& r) {
-  const study::TrialSpec& spec = t.trial_spec;
-  const data::Dataset& train = r.data.split.train;
-  const nn::TrainResult& result = r.outcome.result;
-  model::Model m;
-  m.architecture.inputs = train.features;
-  m.architecture.hidden = spec.params.hidden_widths();
-  m.architecture.outputs = r.data.task.outputs();
-  m.architecture.activation = nn::activations().get(spec.params.activation);
-  m.architecture.batch_norm = spec.params.batch_norm;
-  m.architecture.residual = spec.params.residual;
-  m.activation = spec.params.activation;
-  m.classes = r.data.task.classes;
-  m.targets = r.data.task.targets;
-  m.class_names = train.class_names;
-  m.feature_names = train.feature_names;
-  m.scaler = training_scaler(spec, r.data);
-  m.parameters = result.parameters;
-  m.running_mean = result.running_mean;
-  m.running_var = result.running_var;
-  const json here = study::provenance(*backend::make_backend("cpu", t.threads));
-  m.info = {{"dataset", spec.dataset},
-            {"params", spec.to_json().dump()},
-            {"study", t.study.name},
-            {"trial", std::to_string(t.trial.number)},
-            {"status", store::to_string(t.trial.status)},
-            {"metric", t.spec.metric},
-            {"goal", t.spec.maximize ? "maximize" : "minimize"},
-            {"metric_value", t.trial.value ? fmt::format("{}", *t.trial.value) : ""},
-            {"epochs", std::to_string(result.epochs.size())},
-            {"reproduced", r.difference ? "false" : "true"},
-            {"layerlab_version", here["layerlab_version"].get<std::string>()},
-            {"layerlab_revision", here["revision"].get<std::string>()},
-            {"provenance", here.dump()}};
+// The retrained model with what the record says of it.
+model::Model export_model(const study::StoredTrial& t, const study::Retrained& r) {
+  model::Model m = study::trained_model(r.outcome, r.data);
+  m.info.insert({{"study", t.study.name},
+                 {"trial", std::to_string(t.trial.number)},
+                 {"status", store::to_string(t.trial.status)},
+                 {"metric", t.spec.metric},
+                 {"goal", t.spec.maximize ? "maximize" : "minimize"},
+                 {"metric_value", t.trial.value ? fmt::format("{}", *t.trial.value) : ""},
+                 {"reproduced", r.difference ? "false" : "true"}});
   return m;
 }
 
@@ -109,12 +66,12 @@ void add_best_command(CLI::App& app) {
     print_trial_table(std::cout, best, spec);
     if (f->save.empty()) return;
 
-    const StoredTrial t = load_stored_trial(*store, study, top, /*for_export=*/true);
+    const study::StoredTrial t = study::load_stored_trial(*store, study, top, /*for_export=*/true);
     std::cout << fmt::format("training trial {} again on the CPU ({} thread{}) to save it\n",
                              top.number, t.threads, t.threads == 1 ? "" : "s");
     std::cout.flush();
-    const Retrained r = retrain(t, /*keep_parameters=*/true);
-    const std::vector<std::string> lines = describe_rerun(t, r);
+    const study::Retrained r = study::retrain(t, /*keep_parameters=*/true);
+    const std::vector<std::string> lines = study::describe_rerun(t, r);
     if (r.difference)
       std::cout << "warning: the retrained model differs from the record; saving it anyway\n";
     for (const auto& line : lines) std::cout << line << "\n";

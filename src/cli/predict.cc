@@ -7,7 +7,6 @@
 #include <cmath>
 #include <iostream>
 
-#include "backend/backend.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "model/model.h"
@@ -51,8 +50,7 @@ void add_predict_command(CLI::App& app) {
       throw invalid_argument("--probabilities: " + f->model +
                              " is a regression model; it predicts values");
     const model::Features x = model::read_features(m, f->data);
-    auto backend = backend::make_backend("cpu", f->threads);
-    const std::vector<float> out = model::predict(m, *backend, x.x, x.rows);
+    const std::vector<float> out = model::predict(m, f->threads, x.x, x.rows);
     const int k = m.outputs();
     // Finite weights can still overflow on extreme inputs: say so rather than print a
     // class picked from NaNs.

@@ -2,14 +2,21 @@
 // thread count and compares the curve and final metrics with the record, bit for bit
 // (every number but wall-clock seconds). Exit 0 when identical, kNotReproduced (4) when
 // not; the store is only read.
+#include "study/rerun.h"
+
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/reproduce.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
 
 namespace layerlab::cli {
+namespace {
+
+// The exit code of `rerun` when the rerun differs from the record.
+constexpr int kNotReproduced = 4;
+
+}  // namespace
 
 void add_rerun_command(CLI::App& app) {
   struct Flags {
@@ -30,9 +37,9 @@ void add_rerun_command(CLI::App& app) {
   cmd->callback([f] {
     auto store = open_existing_store(f->url);
     const auto study = resolve_study(*store, f->ref);
-    const StoredTrial t = load_stored_trial(*store, study, f->number);
-    const Retrained r = retrain(t, /*keep_parameters=*/false);
-    for (const auto& line : describe_rerun(t, r)) std::cout << line << "\n";
+    const study::StoredTrial t = study::load_stored_trial(*store, study, f->number);
+    const study::Retrained r = study::retrain(t, /*keep_parameters=*/false);
+    for (const auto& line : study::describe_rerun(t, r)) std::cout << line << "\n";
     if (r.difference) command_exit_code() = kNotReproduced;
   });
 }

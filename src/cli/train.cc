@@ -6,7 +6,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "backend/backend.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "study/trial.h"
@@ -85,11 +84,10 @@ void run(const TrainFlags& flags) {
   for (const auto& [key, text] : flags.values) given[key] = typed_value(key, text, defaults[key]);
   for (const auto& key : flags.switches) given[key] = true;
   const study::TrialSpec spec = study::TrialSpec::from_json(given);
-  auto backend = backend::make_backend(flags.device, flags.threads);
   std::ostream& log = flags.json_output ? std::cerr : std::cout;
   const study::PreparedData data = study::prepare_data(spec);
   const study::TrialOutcome outcome =
-      study::run_trial(spec, data, *backend, [&](int, const nn::EpochRecord& r) {
+      study::run_trial(spec, data, flags.device, flags.threads, [&](int, const nn::EpochRecord& r) {
         if (!flags.quiet) print_epoch(log, r, spec.params.epochs, data.task);
         return true;
       });

@@ -396,4 +396,9 @@ std::vector<double> softmax(std::span<const float> logits, int64_t rows, int cla
   return p;
 }
 
+std::vector<float> predict(const Model& m, int threads, std::span<const float> x, int64_t rows) {
+  auto b = backend::make_backend("cpu", threads);
+  return predict(m, *b, x, rows);
+}
+
 }  // namespace layerlab::model

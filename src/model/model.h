@@ -81,6 +81,8 @@ Features read_features(const Model& m, const std::string& spec);
 // Standardises with the model's scaler and runs nn::Network's inference forward pass on b.
 std::vector<float> predict(const Model& m, backend::Backend& b, std::span<const float> x,
                            int64_t rows);
+// The same on the CPU backend with `threads` threads.
+std::vector<float> predict(const Model& m, int threads, std::span<const float> x, int64_t rows);
 
 // Softmax of each row of logits (rows x classes), in double precision.
 std::vector<double> softmax(std::span<const float> logits, int64_t rows, int classes);

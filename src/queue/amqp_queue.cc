@@ -8,15 +8,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 #include <type_traits>
 
 #include "common/error.h"
+#include "common/mutex.h"
 #include "queue/amqp_connection.h"
 #include "queue/lease_keeper.h"
 #include "queue/trial_queue.h"
@@ -70,7 +69,7 @@ class AmqpQueue final : public TrialQueue {
     std::vector<std::string> bodies;
     bodies.reserve(trial_ids.size());
     for (int64_t id : trial_ids) bodies.push_back(message_body(id, study_id, -1));
-    std::lock_guard lock(pub_mu_);
+    MutexLock lock(pub_mu_);
     with_publisher([&](amqp::Connection& c) {
       for (size_t at = 0; at < bodies.size(); at += kPublishChunk) {
         const auto end =
@@ -87,10 +86,12 @@ class AmqpQueue final : public TrialQueue {
     const auto deadline = std::chrono::steady_clock::now() + wait;
     for (;;) {
       std::vector<Raw> batch;
+      Ahead ahead;
       {
-        std::unique_lock lock(mu_);
-        cv_.wait_until(lock, deadline,
-                       [&] { return !started_.empty() || !inbox_.empty() || fatal_; });
+        MutexLock lock(mu_);
+        cv_.wait_until(lock.native(), deadline, [&]() REQUIRES(mu_) {
+          return !started_.empty() || !inbox_.empty() || fatal_;
+        });
         if (!started_.empty()) {
           Delivery d = std::move(started_.front());
           started_.pop_front();
@@ -101,7 +102,7 @@ class AmqpQueue final : public TrialQueue {
         if (inbox_.front().redelivered) {
           batch.push_back(std::move(inbox_.front()));
           inbox_.pop_front();
-          isolate(lock);
+          ahead = take_ahead();
         } else {
           while (!inbox_.empty() && !inbox_.front().redelivered && batch.size() < kMaxStartBatch) {
             batch.push_back(std::move(inbox_.front()));
@@ -109,6 +110,7 @@ class AmqpQueue final : public TrialQueue {
           }
         }
       }
+      send_back(ahead);
       start(batch);
     }
   }
@@ -133,7 +135,7 @@ class AmqpQueue final : public TrialQueue {
   // copy before the original is acked.
   void close() override {
     stop_consumer();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::deque<Delivery> started;
     started.swap(started_);
     for (const Delivery& d : started) keeper_.remove(d.trial_id, d.attempt);
@@ -149,7 +151,7 @@ class AmqpQueue final : public TrialQueue {
     consumer_->cancel();
     while (std::optional<amqp::Message> m = consumer_->poll_delivery())
       inbox_.push_back({m->tag, std::move(m->body), generation_, m->redelivered});
-    auto hand_back = [&](const std::string& body, uint64_t tag) {
+    auto hand_back = [&](const std::string& body, uint64_t tag) REQUIRES(mu_) {
       publish_copy(body);
       consumer_->ack(tag);
     };
@@ -170,7 +172,7 @@ class AmqpQueue final : public TrialQueue {
   bool lost(const Delivery& d) const override { return keeper_.lost(d.trial_id, d.attempt); }
 
   int64_t settle_dead_letters() override {
-    std::lock_guard lock(pub_mu_);
+    MutexLock lock(pub_mu_);
     return with_publisher([&](amqp::Connection& c) {
       int64_t settled = 0;
       while (std::optional<amqp::Message> m = c.get(layout_.dead_to_store)) {
@@ -206,25 +208,30 @@ class AmqpQueue final : public TrialQueue {
   // came ahead of it goes back to the queue the way requeue() hands back (a copy, then an
   // ack), so that another crash uses up none of their deliveries. A copy starts the broker's
   // count afresh; the store keeps the count that matters (lost attempts, see start_trials).
-  // (What the broker sends while it runs waits, unstarted.) REQUIRES(mu_), held by lock.
-  void isolate(std::unique_lock<std::mutex>& lock) {
-    std::deque<Raw> ahead;
-    ahead.swap(inbox_);
+  // (What the broker sends meanwhile waits, unstarted.) take_ahead() takes them out under
+  // the lock; send_back() sends them back without it.
+  struct Ahead {
+    std::deque<Raw> raw;
     std::deque<Delivery> started;
-    started.swap(started_);
-    lock.unlock();
-    for (const Delivery& d : started) requeue(d);
-    for (const Raw& raw : ahead) {
+  };
+  Ahead take_ahead() REQUIRES(mu_) {
+    Ahead a;
+    a.raw.swap(inbox_);
+    a.started.swap(started_);
+    return a;
+  }
+  void send_back(const Ahead& a) EXCLUDES(mu_) {
+    for (const Delivery& d : a.started) requeue(d);
+    for (const Raw& raw : a.raw) {
       publish_copy(raw.body);
       post({Command::kAck, raw.tag, raw.connection});
     }
-    lock.lock();
   }
 
   // A copy of a message goes to the back of the queue (a hand-back, before the original's
   // ack), as a fresh message for the broker's delivery count.
-  void publish_copy(const std::string& body) {
-    std::lock_guard lock(pub_mu_);
+  void publish_copy(const std::string& body) EXCLUDES(pub_mu_) {
+    MutexLock lock(pub_mu_);
     with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {body}); });
   }
 
@@ -247,7 +254,7 @@ class AmqpQueue final : public TrialQueue {
     try {
       starts = store_.start_trials(ids, worker_id_, options_.lease, layout_.delivery_limit);
     } catch (const Error&) {
-      std::lock_guard lock(mu_);  // keep the messages, in order, for the next call
+      MutexLock lock(mu_);  // keep the messages, in order, for the next call
       for (auto it = raws.rbegin(); it != raws.rend(); ++it) inbox_.push_front(std::move(**it));
       throw;
     }
@@ -270,7 +277,7 @@ class AmqpQueue final : public TrialQueue {
     }
     if (ready.empty()) return;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (Delivery& d : ready) started_.push_back(std::move(d));
     }
     cv_.notify_all();
@@ -282,9 +289,9 @@ class AmqpQueue final : public TrialQueue {
   };
 
   // Runs fn on the publisher connection, connecting first if needed; a failed connection is
-  // dropped so that the next call starts a new one. REQUIRES(pub_mu_)
+  // dropped so that the next call starts a new one.
   template <typename F>
-  std::invoke_result_t<F&, amqp::Connection&> with_publisher(F&& fn) {
+  std::invoke_result_t<F&, amqp::Connection&> with_publisher(F&& fn) REQUIRES(pub_mu_) {
     try {
       if (!publisher_) {
         auto c = std::make_unique<amqp::Connection>(url_, std::chrono::seconds(0));
@@ -299,9 +306,9 @@ class AmqpQueue final : public TrialQueue {
     }
   }
 
-  void post(Command c) {
+  void post(Command c) EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       commands_.push_back(c);
     }
     wake();
@@ -312,16 +319,16 @@ class AmqpQueue final : public TrialQueue {
     [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
   }
 
-  void start_consumer() {
-    std::lock_guard lock(mu_);
+  void start_consumer() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (io_.joinable()) return;
     stopping_ = false;
     io_ = std::thread([this] { io_loop(); });
   }
 
-  void stop_consumer() {
+  void stop_consumer() EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!io_.joinable()) return;
       stopping_ = true;
     }
@@ -336,8 +343,8 @@ class AmqpQueue final : public TrialQueue {
   }
 
   // Sends the posted acks and rejects of the current connection; those of an older one are
-  // dropped (the broker requeued their messages when it went). REQUIRES(mu_)
-  void run_commands() {
+  // dropped (the broker requeued their messages when it went).
+  void run_commands() REQUIRES(mu_) {
     for (const Command& c : commands_) {
       if (!consumer_ || c.connection != generation_) continue;
       if (c.kind == Command::kAck)
@@ -358,10 +365,10 @@ class AmqpQueue final : public TrialQueue {
     }
   }
 
-  void io_loop() {
+  void io_loop() EXCLUDES(mu_) {
     milliseconds backoff{100};
     std::minstd_rand jitter{std::random_device{}()};
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     while (!stopping_) {
       try {
         if (!consumer_) {
@@ -392,8 +399,9 @@ class AmqpQueue final : public TrialQueue {
         if (!lock.owns_lock()) lock.lock();
         consumer_.reset();
         // Messages of the lost connection come again from the broker.
-        std::erase_if(inbox_, [&](const Raw& r) { return r.connection == generation_; });
-        std::erase_if(started_, [&](const Delivery& d) {
+        std::erase_if(inbox_,
+                      [&](const Raw& r) REQUIRES(mu_) { return r.connection == generation_; });
+        std::erase_if(started_, [&](const Delivery& d) REQUIRES(mu_) {
           if (d.connection != generation_) return false;
           keeper_.remove(d.trial_id, d.attempt);  // its redelivery starts the next attempt
           return true;
@@ -403,7 +411,7 @@ class AmqpQueue final : public TrialQueue {
         cv_.notify_all();
         const milliseconds pause =
             backoff + milliseconds(jitter() % static_cast<uint64_t>(backoff.count() / 2 + 1));
-        cv_.wait_for(lock, pause, [&] { return stopping_; });
+        cv_.wait_for(lock.native(), pause, [&]() REQUIRES(mu_) { return stopping_; });
         backoff = std::min(backoff * 2, kMaxBackoff);
       }
     }
@@ -416,18 +424,18 @@ class AmqpQueue final : public TrialQueue {
   const AmqpQueueOptions options_;
   int wake_fd_;
 
-  std::mutex pub_mu_;
-  std::unique_ptr<amqp::Connection> publisher_;  // GUARDED_BY(pub_mu_)
+  Mutex pub_mu_;  // taken after mu_ where both are held (close)
+  std::unique_ptr<amqp::Connection> publisher_ GUARDED_BY(pub_mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::unique_ptr<amqp::Connection> consumer_;  // GUARDED_BY(mu_); used by io_ while it runs
-  uint64_t generation_ = 0;                     // GUARDED_BY(mu_): consumer connections made
-  std::deque<Raw> inbox_;                       // GUARDED_BY(mu_)
-  std::deque<Delivery> started_;                // GUARDED_BY(mu_): started, not yet received
-  std::vector<Command> commands_;               // GUARDED_BY(mu_)
-  std::optional<Error> fatal_;                  // GUARDED_BY(mu_): configuration errors
-  bool stopping_ = false;                       // GUARDED_BY(mu_)
+  std::unique_ptr<amqp::Connection> consumer_ GUARDED_BY(mu_);  // used by io_ while it runs
+  uint64_t generation_ GUARDED_BY(mu_) = 0;                     // consumer connections made
+  std::deque<Raw> inbox_ GUARDED_BY(mu_);
+  std::deque<Delivery> started_ GUARDED_BY(mu_);  // started, not yet received
+  std::vector<Command> commands_ GUARDED_BY(mu_);
+  std::optional<Error> fatal_ GUARDED_BY(mu_);  // configuration errors
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread io_;
   LeaseKeeper keeper_;  // last: its thread uses the store and stops first
 };

@@ -18,34 +18,34 @@ LeaseKeeper::~LeaseKeeper() {
 }
 
 void LeaseKeeper::add(int64_t trial_id, int attempt) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   held_.insert({trial_id, attempt});
 }
 
 void LeaseKeeper::remove(int64_t trial_id, int attempt) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   held_.erase({trial_id, attempt});
   lost_.erase({trial_id, attempt});
 }
 
 bool LeaseKeeper::lost(int64_t trial_id, int attempt) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return lost_.count({trial_id, attempt}) > 0;
 }
 
 size_t LeaseKeeper::held() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return held_.size();
 }
 
 LeaseKeeper::Counts LeaseKeeper::counts() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return counts_;
 }
 
 void LeaseKeeper::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -53,10 +53,10 @@ void LeaseKeeper::stop() {
 }
 
 void LeaseKeeper::run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   auto next = std::chrono::steady_clock::now() + interval_;
   while (!stopping_) {
-    if (wake_.wait_until(lock, next, [this] { return stopping_; })) break;
+    if (wake_.wait_until(lock.native(), next, [this]() REQUIRES(mu_) { return stopping_; })) break;
     next = std::chrono::steady_clock::now() + interval_;
     std::vector<Key> due(held_.begin(), held_.end());
     lock.unlock();

@@ -9,13 +9,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
+
+#include "common/mutex.h"
 
 namespace layerlab::queue {
 
@@ -32,34 +32,34 @@ class LeaseKeeper {
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
 
-  void add(int64_t trial_id, int attempt);     // start renewing
-  void remove(int64_t trial_id, int attempt);  // stop renewing (acked or handed back)
-  bool lost(int64_t trial_id, int attempt) const;
-  size_t held() const;  // leases being renewed
+  void add(int64_t trial_id, int attempt) EXCLUDES(mu_);     // start renewing
+  void remove(int64_t trial_id, int attempt) EXCLUDES(mu_);  // stop renewing (acked or handed back)
+  bool lost(int64_t trial_id, int attempt) const EXCLUDES(mu_);
+  size_t held() const EXCLUDES(mu_);  // leases being renewed
 
   struct Counts {
     uint64_t renewals = 0;  // renew calls that returned true
     uint64_t failures = 0;  // renew calls that threw
     uint64_t lost = 0;      // renew calls that returned false
   };
-  Counts counts() const;
+  Counts counts() const EXCLUDES(mu_);
 
   // Stops and joins the thread; idempotent. Leases are no longer renewed afterwards.
-  void stop();
+  void stop() EXCLUDES(mu_);
 
  private:
   using Key = std::pair<int64_t, int>;
-  void run();
+  void run() EXCLUDES(mu_);
 
   const Renew renew_;
   const std::chrono::milliseconds interval_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable wake_;
-  std::set<Key> held_;     // GUARDED_BY(mu_)
-  std::set<Key> lost_;     // GUARDED_BY(mu_); removed by remove()
-  Counts counts_;          // GUARDED_BY(mu_)
-  bool stopping_ = false;  // GUARDED_BY(mu_)
-  std::thread thread_;     // started last, joined by stop()
+  std::set<Key> held_ GUARDED_BY(mu_);
+  std::set<Key> lost_ GUARDED_BY(mu_);  // removed by remove()
+  Counts counts_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // started last, joined by stop()
 };
 
 }  // namespace layerlab::queue

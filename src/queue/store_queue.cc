@@ -1,11 +1,11 @@
 // The store-backed TrialQueue: the queued rows of the store are the queue.
 #include <algorithm>
 #include <deque>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include "common/error.h"
+#include "common/mutex.h"
 #include "queue/lease_keeper.h"
 #include "queue/trial_queue.h"
 
@@ -32,7 +32,7 @@ class StoreQueue final : public TrialQueue {
 
   std::optional<Delivery> receive(std::chrono::milliseconds wait) override {
     const auto start = std::chrono::steady_clock::now();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Trials that take under kShortTrial share claim transactions.
     batch_ =
         start - last_receive_ < kShortTrial ? std::min(batch_ * 2, max_prefetch_) : min_prefetch_;
@@ -45,7 +45,7 @@ class StoreQueue final : public TrialQueue {
   }
 
   void close() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     while (!prefetched_.empty()) {
       const Delivery& d = prefetched_.front();
       store_.release_trial(d.trial_id, d.attempt);
@@ -70,8 +70,8 @@ class StoreQueue final : public TrialQueue {
  private:
   static constexpr std::chrono::milliseconds kShortTrial{20};
 
-  // Claims up to batch_ trials into prefetched_, polling until `deadline`. REQUIRES(mu_)
-  void claim(std::chrono::steady_clock::time_point deadline) {
+  // Claims up to batch_ trials into prefetched_, polling until `deadline`.
+  void claim(std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     auto delay = poll_min_;
     thread_local std::minstd_rand rng{std::random_device{}()};
     for (;;) {
@@ -99,10 +99,10 @@ class StoreQueue final : public TrialQueue {
   const std::chrono::milliseconds poll_max_;
   const int min_prefetch_;
   const int max_prefetch_;
-  std::mutex mu_;
-  std::deque<Delivery> prefetched_;                     // GUARDED_BY(mu_)
-  int batch_ = 1;                                       // GUARDED_BY(mu_)
-  std::chrono::steady_clock::time_point last_receive_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::deque<Delivery> prefetched_ GUARDED_BY(mu_);
+  int batch_ GUARDED_BY(mu_) = 1;
+  std::chrono::steady_clock::time_point last_receive_ GUARDED_BY(mu_);
   LeaseKeeper keeper_;  // last: its thread uses the members above and stops first
 };
 

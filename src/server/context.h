@@ -5,12 +5,12 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "analysis/study_cache.h"
+#include "common/mutex.h"
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
@@ -51,8 +51,8 @@ struct Context {
   EventHub hub;
   std::unique_ptr<ChangeFeed> feed;
 
-  std::mutex counters_mu;
-  std::map<int, uint64_t> responses;  // by status
+  Mutex counters_mu;
+  std::map<int, uint64_t> responses GUARDED_BY(counters_mu);  // by status
 
   store::Store& store() { return *stores[next_store++ % stores.size()]; }
   // A study by id or by name; kNotFound.

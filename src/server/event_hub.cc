@@ -9,7 +9,7 @@ std::string format_event(const Event& e) {
 }
 
 bool EventHub::Subscription::read(std::string& out) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!greeted_) {
     greeted_ = true;
     out += "retry: 2000\n\n";
@@ -27,14 +27,14 @@ bool EventHub::Subscription::read(std::string& out) {
 }
 
 void EventHub::Subscription::on_ready(std::function<void()> wake) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   wake_ = std::move(wake);
   if (!pending_.empty() || closed_ || overflowed_) wake_locked();
 }
 
 void EventHub::Subscription::close() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     wake_ = nullptr;
   }
@@ -55,7 +55,7 @@ void EventHub::Subscription::wake_locked() {
 
 EventHub::Subscribed EventHub::subscribe(int64_t study_id, const std::string& client,
                                          Limits limits) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return {nullptr, Refusal::kClosed};
   if (subs_.size() >= limits.total) return {nullptr, Refusal::kTotal};
   size_t& mine = per_client_[client];
@@ -70,7 +70,7 @@ EventHub::Subscribed EventHub::subscribe(int64_t study_id, const std::string& cl
 }
 
 void EventHub::unsubscribe(Subscription* s) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = std::find_if(subs_.begin(), subs_.end(), [&](const auto& p) { return p.get() == s; });
   if (it == subs_.end()) return;
   if (auto c = per_client_.find(s->client_); c != per_client_.end() && --c->second == 0)
@@ -83,10 +83,10 @@ void EventHub::publish(const std::vector<Event>& events) {
   std::vector<std::string> formatted;
   formatted.reserve(events.size());
   for (const Event& e : events) formatted.push_back(format_event(e));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return;  // after close() no stream is woken again (see listener.cc)
   for (const auto& s : subs_) {
-    std::lock_guard sub_lock(s->mu_);
+    MutexLock sub_lock(s->mu_);
     bool any = false;
     for (size_t i = 0; i < events.size(); ++i) {
       if (s->study_id_ && events[i].study_id && events[i].study_id != s->study_id_) continue;
@@ -98,27 +98,27 @@ void EventHub::publish(const std::vector<Event>& events) {
 }
 
 void EventHub::ping() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return;
   for (const auto& s : subs_) {
-    std::lock_guard sub_lock(s->mu_);
+    MutexLock sub_lock(s->mu_);
     s->push(": ping\n\n");
     s->wake_locked();
   }
 }
 
 void EventHub::close() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   for (const auto& s : subs_) {
-    std::lock_guard sub_lock(s->mu_);
+    MutexLock sub_lock(s->mu_);
     s->closed_ = true;
     s->wake_locked();
   }
 }
 
 size_t EventHub::clients() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return subs_.size();
 }
 

@@ -10,10 +10,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "server/http.h"
 
 namespace layerlab::server {
@@ -41,18 +41,18 @@ class EventHub {
 
    private:
     friend class EventHub;
-    void push(const std::string& chunk);  // with mu_ held by the caller
-    void wake_locked();
+    void push(const std::string& chunk) REQUIRES(mu_);
+    void wake_locked() REQUIRES(mu_);
 
     EventHub* hub_ = nullptr;
     int64_t study_id_ = 0;  // 0: every study
     std::string client_;
-    std::mutex mu_;
-    std::function<void()> wake_;
-    std::deque<std::string> pending_;
-    bool greeted_ = false;
-    bool overflowed_ = false;
-    bool closed_ = false;
+    Mutex mu_;  // taken after the hub's
+    std::function<void()> wake_ GUARDED_BY(mu_);
+    std::deque<std::string> pending_ GUARDED_BY(mu_);
+    bool greeted_ GUARDED_BY(mu_) = false;
+    bool overflowed_ GUARDED_BY(mu_) = false;
+    bool closed_ GUARDED_BY(mu_) = false;
   };
 
   struct Limits {
@@ -75,12 +75,12 @@ class EventHub {
   size_t clients() const;
 
  private:
-  void unsubscribe(Subscription* s);
+  void unsubscribe(Subscription* s) EXCLUDES(mu_);
 
-  mutable std::mutex mu_;
-  std::vector<std::shared_ptr<Subscription>> subs_;
-  std::map<std::string, size_t> per_client_;
-  bool closed_ = false;
+  mutable Mutex mu_;
+  std::vector<std::shared_ptr<Subscription>> subs_ GUARDED_BY(mu_);
+  std::map<std::string, size_t> per_client_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace layerlab::server

@@ -12,9 +12,9 @@
 #include <charconv>
 #include <cstring>
 #include <iostream>
-#include <mutex>
 
 #include "common/error.h"
+#include "common/mutex.h"
 
 namespace layerlab::server {
 
@@ -39,17 +39,20 @@ struct Exchange {
 // A suspended connection is never closed by libmicrohttpd, so `wake` may resume it
 // whenever `suspended` is set; once the response is freed, `conn` is cleared.
 struct StreamState {
+  StreamState(std::shared_ptr<Stream> s, MHD_Connection* c) : stream(std::move(s)), conn(c) {}
+
   std::shared_ptr<Stream> stream;
-  MHD_Connection* conn = nullptr;
-  std::mutex mu;
-  bool suspended = false;
-  bool ready = false;  // woken since the last read: read again before suspending
+  MHD_Connection* conn GUARDED_BY(mu) = nullptr;
+  Mutex mu;
+  bool suspended GUARDED_BY(mu) = false;
+  bool ready GUARDED_BY(mu) = false;  // woken since the last read: read again before suspending
+  // The reader's own, used only by read_stream (libmicrohttpd calls it on one thread).
   std::string pending;
   size_t sent = 0;
   bool ended = false;
 
   void wake() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ready = true;
     if (suspended && conn) {
       suspended = false;
@@ -65,7 +68,7 @@ ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
       st->pending.clear();
       st->sent = 0;
       {
-        std::lock_guard lock(st->mu);
+        MutexLock lock(st->mu);
         st->ready = false;
       }
       st->ended = !st->stream->read(st->pending);
@@ -77,7 +80,7 @@ ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
       return static_cast<ssize_t>(n);
     }
     if (st->ended) return MHD_CONTENT_READER_END_OF_STREAM;
-    std::lock_guard lock(st->mu);
+    MutexLock lock(st->mu);
     if (st->ready) continue;  // woken between the read and now
     st->suspended = true;
     MHD_suspend_connection(st->conn);
@@ -88,7 +91,7 @@ ssize_t read_stream(void* cls, uint64_t, char* buf, size_t max) {
 void free_stream(void* cls) {
   auto* st = static_cast<StreamState*>(cls);
   {
-    std::lock_guard lock(st->mu);
+    MutexLock lock(st->mu);
     st->conn = nullptr;
   }
   st->stream->close();
@@ -102,9 +105,7 @@ void free_shared_body(void* cls) {
 MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res) {
   MHD_Response* r = nullptr;
   if (res.stream) {
-    auto* st = new StreamState;
-    st->stream = res.stream;
-    st->conn = conn;
+    auto* st = new StreamState(res.stream, conn);
     r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, read_stream, st, free_stream);
     if (!r) {
       delete st;
@@ -183,8 +184,7 @@ size_t drain_limit(size_t max_body) {
 }
 
 MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const char* method,
-                      const char*, const char* upload_data, size_t* upload_size,
-                      void** req_cls) {
+                      const char*, const char* upload_data, size_t* upload_size, void** req_cls) {
   auto* impl = static_cast<Listener::Impl*>(cls);
   auto* ex = static_cast<Exchange*>(*req_cls);
   const size_t max_body = impl->options.max_body;

@@ -85,7 +85,7 @@ std::string metrics_text(Context& c) {
   out += fmt::format("layerlab_queue_in_flight {}\n", q.in_flight);
   metric(out, "layerlab_http_requests_total", "counter", "HTTP responses by status code.");
   {
-    std::lock_guard lock(c.counters_mu);
+    MutexLock lock(c.counters_mu);
     for (const auto& [code, n] : c.responses)
       out += fmt::format("layerlab_http_requests_total{{code=\"{}\"}} {}\n", code, n);
   }

@@ -124,7 +124,7 @@ void Api::handle(Request& req, Response& res) {
     res.static_body = R"({"error":{"code":"internal","message":"internal error"}})";
     std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
   }
-  std::lock_guard lock(context_.counters_mu);
+  MutexLock lock(context_.counters_mu);
   ++context_.responses[res.status];
 }
 
@@ -168,8 +168,9 @@ int Server::start() {
     }
   });
   pings_ = std::thread([this, &c] {
-    std::unique_lock lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return stopping_; }))
+    MutexLock lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock.native(), std::chrono::seconds(5),
+                              [this]() REQUIRES(stop_mu_) { return stopping_; }))
       c.hub.ping();
   });
   return port_;
@@ -179,7 +180,7 @@ void Server::stop() {
   if (!started_) return;
   started_ = false;
   {
-    std::lock_guard lock(stop_mu_);
+    MutexLock lock(stop_mu_);
     stopping_ = true;
   }
   stop_cv_.notify_all();

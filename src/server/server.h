@@ -8,10 +8,10 @@
 
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "server/context.h"
 #include "server/listener.h"
 
@@ -57,9 +57,9 @@ class Server {
   Listener listener_;
   std::thread warm_;   // loads every study into the cache once, so first views are fast
   std::thread pings_;  // every 5 s: keeps idle event streams alive, finds clients that left
-  std::mutex stop_mu_;
+  Mutex stop_mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;
+  bool stopping_ GUARDED_BY(stop_mu_) = false;
   bool started_ = false;
   int port_ = 0;
 };

@@ -173,4 +173,10 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
   return out;
 }
 
+TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, const std::string& device,
+                       int threads, const nn::EpochCallback& on_epoch) {
+  auto backend = backend::make_backend(device, threads);
+  return run_trial(spec, data, *backend, on_epoch);
+}
+
 }  // namespace layerlab::study

@@ -68,4 +68,9 @@ inline TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, b
   return run_trials(std::span<const TrialSpec>(&spec, 1), data, b, on_epoch)[0];
 }
 
+// The same on a backend made for `device` ("cpu" or "cuda[:N]", backend::make_backend) with
+// `threads` CPU threads: `layerlab train`'s one trial.
+TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, const std::string& device,
+                       int threads, const nn::EpochCallback& on_epoch = {});
+
 }  // namespace layerlab::study

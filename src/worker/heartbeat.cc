@@ -9,7 +9,7 @@ Heartbeat::Heartbeat(store::Store& store, std::string worker_id, std::chrono::mi
 
 Heartbeat::~Heartbeat() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -17,8 +17,8 @@ Heartbeat::~Heartbeat() {
 }
 
 void Heartbeat::run() {
-  std::unique_lock lock(mu_);
-  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+  MutexLock lock(mu_);
+  while (!wake_.wait_for(lock.native(), interval_, [this]() REQUIRES(mu_) { return stopping_; })) {
     lock.unlock();
     const int64_t current = current_;
     try {

@@ -4,10 +4,10 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace layerlab::worker {
@@ -26,16 +26,16 @@ class Heartbeat {
   void set_memory(int64_t bytes) { memory_ = bytes; }
 
  private:
-  void run();
+  void run() EXCLUDES(mu_);
 
   store::Store& store_;
   const std::string id_;
   const std::chrono::milliseconds interval_;
   std::atomic<int64_t> current_{0};
   std::atomic<int64_t> memory_{0};
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

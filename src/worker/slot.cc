@@ -14,9 +14,9 @@
 #include "study/pruner.h"
 #include "study/spec.h"
 #include "study/trial.h"
+#include "study/trial_report.h"
 #include "worker/backoff.h"
 #include "worker/heartbeat.h"
-#include "worker/trial_report.h"
 
 namespace layerlab::worker {
 namespace {
@@ -269,7 +269,7 @@ class Slot::Loop {
   // True to go on training member i, false to stop it (pruned, lost, or the worker stops).
   bool after_epoch(Member& m, const nn::EpochRecord& r, bool& interrupted) {
     const queue::Delivery& d = m.delivery;
-    m.pending.push_back(epoch_row(r));
+    m.pending.push_back(study::epoch_row(r));
     const StudyContext& sc = *m.study;
     const bool decide = sc.pruner && sc.pruner->decides_at(r.epoch);
     if (decide || clock_.now() - m.last_flush > kFlushInterval) flush(m);
@@ -278,7 +278,7 @@ class Slot::Loop {
     if (queue_.lost(d)) m.lost = true;
     if (interrupted || m.lost) return false;
     if (!decide) return true;
-    const EpochMetric metric = epoch_metric(sc.spec.metric);
+    const study::EpochMetric metric = study::epoch_metric(sc.spec.metric);
     const std::vector<double> others = with_backoff(
         [&] { return store_.epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); });
     return !sc.pruner->should_prune(r.epoch, metric.of(r), others, sc.spec.maximize);
@@ -322,7 +322,7 @@ class Slot::Loop {
         continue;
       }
       faults_.at(CrashPoint::kAfterTraining, d.number);
-      const TrialReport r = make_report(outcomes[i], m.study->spec.metric, id_);
+      const study::TrialReport r = study::make_report(outcomes[i], m.study->spec.metric, id_);
       // The result and the rest of its curve commit in one transaction, a pack's members
       // together (below). A retried trial's result is committed at once: if it is the one
       // killing workers, nothing else waits in memory with it.

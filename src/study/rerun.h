@@ -13,17 +13,14 @@
 #include "study/spec.h"
 #include "study/trial.h"
 
-namespace layerlab::cli {
-
-// The exit code of `rerun` when the rerun differs from the record.
-inline constexpr int kNotReproduced = 4;
+namespace layerlab::study {
 
 struct StoredTrial {
   store::StudyRecord study;
-  study::StudySpec spec;
+  StudySpec spec;
   store::TrialRecord trial;
   std::vector<store::EpochRow> epochs;  // of the attempt that finished
-  study::TrialSpec trial_spec;
+  TrialSpec trial_spec;
   nlohmann::json provenance;       // the record's; null for a trial recorded without one
   int threads = 1;                 // the CPU threads it was trained with
   std::vector<std::string> notes;  // what the reader should know ("no provenance: ...")
@@ -41,10 +38,10 @@ StoredTrial load_stored_trial(store::Store& store, const store::StudyRecord& stu
                               const store::TrialRecord& trial, bool for_export = false);
 
 struct Retrained {
-  study::TrialOutcome outcome;  // with parameters and running statistics when kept
-  study::PreparedData data;
-  std::optional<study::Difference> difference;  // none: bit for bit the record
-  std::vector<std::string> likely_causes;       // provenance differences, a pack, no provenance
+  TrialOutcome outcome;  // with parameters and running statistics when kept
+  PreparedData data;
+  std::optional<Difference> difference;    // none: bit for bit the record
+  std::vector<std::string> likely_causes;  // provenance differences, a pack, no provenance
 };
 
 // Trains the trial again on the CPU with its recorded thread count (and the record's pruning
@@ -55,4 +52,4 @@ Retrained retrain(const StoredTrial& t, bool keep_parameters);
 // the first difference and its likely causes, one line each.
 std::vector<std::string> describe_rerun(const StoredTrial& t, const Retrained& r);
 
-}  // namespace layerlab::cli
+}  // namespace layerlab::study

@@ -1,4 +1,4 @@
-#include "cli/reproduce.h"
+#include "study/rerun.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include "backend/backend.h"
 #include "common/error.h"
 #include "common/strings.h"
-#include "worker/trial_report.h"
+#include "study/trial_report.h"
 
-namespace layerlab::cli {
+namespace layerlab::study {
 namespace {
 
 using nlohmann::json;
@@ -77,12 +77,12 @@ StoredTrial load_stored_trial(store::Store& store, const store::StudyRecord& stu
   }
   StoredTrial t;
   t.study = study;
-  t.spec = study::StudySpec::from_json(study.spec);
+  t.spec = StudySpec::from_json(study.spec);
   t.trial = trial;
   if (!trial.result.is_object())
     throw failed_precondition(name + " is " + store::to_string(trial.status) +
                               " but has no stored result");
-  t.trial_spec = study::TrialSpec::from_stored(trial.params, trial.dataset);
+  t.trial_spec = TrialSpec::from_stored(trial.params, trial.dataset);
   t.epochs.clear();
   for (const auto& e : store.list_epochs(trial.id, trial.attempts)) t.epochs.push_back(e.row);
 
@@ -136,20 +136,20 @@ StoredTrial load_stored_trial(store::Store& store, const store::StudyRecord& stu
 Retrained retrain(const StoredTrial& t, bool keep_parameters) {
   Retrained r;
   auto backend = backend::make_backend("cpu", t.threads);
-  r.data = study::prepare_data(t.trial_spec);
+  r.data = prepare_data(t.trial_spec);
   // The record's pruning decision (made against other trials) is replayed, not retaken.
   const int prune_at = t.trial.status == store::TrialStatus::kPruned
                            ? static_cast<int>(t.epochs.size())
                            : std::numeric_limits<int>::max();
   auto on_epoch = [prune_at](int, const nn::EpochRecord& e) { return e.epoch < prune_at; };
   if (keep_parameters) {
-    // As study::run_trial, keeping the weights (run_trial takes no TrainOptions).
-    const study::TrialSpec& spec = t.trial_spec;
+    // As run_trial, keeping the weights (run_trial takes no TrainOptions).
+    const TrialSpec& spec = t.trial_spec;
     spec.params.validate();
     r.outcome.spec = spec;
     r.outcome.task = r.data.task;
     r.outcome.backend = backend->describe();
-    r.outcome.provenance = study::provenance(*backend);
+    r.outcome.provenance = provenance(*backend);
     r.outcome.train_rows = r.data.split.train.rows;
     r.outcome.validation_rows = r.data.split.validation.rows;
     nn::TrainOptions options;
@@ -158,20 +158,20 @@ Retrained retrain(const StoredTrial& t, bool keep_parameters) {
     r.outcome.result =
         nn::train(*backend, spec.params, r.data.task, r.data.train(), r.data.validation(), options);
   } else {
-    r.outcome = study::run_trial(t.trial_spec, r.data, *backend, on_epoch);
+    r.outcome = run_trial(t.trial_spec, r.data, *backend, on_epoch);
   }
 
-  const worker::TrialReport report = worker::make_report(r.outcome, t.spec.metric, "");
-  study::RerunRecord rerun;
+  const TrialReport report = make_report(r.outcome, t.spec.metric, "");
+  RerunRecord rerun;
   rerun.status = report.status;
   rerun.result = report.result;
   rerun.value = report.value;
-  for (const auto& e : r.outcome.result.epochs) rerun.epochs.push_back(worker::epoch_row(e));
-  r.difference = study::first_difference(t.trial, t.epochs, rerun);
+  for (const auto& e : r.outcome.result.epochs) rerun.epochs.push_back(epoch_row(e));
+  r.difference = first_difference(t.trial, t.epochs, rerun);
   if (!r.difference) return r;
 
   if (t.provenance.is_object()) {
-    r.likely_causes = study::provenance_differences(t.provenance, study::provenance(*backend));
+    r.likely_causes = provenance_differences(t.provenance, provenance(*backend));
   } else {
     r.likely_causes.push_back(
         "the record has no provenance (trained before layerlab recorded it): the host, "
@@ -212,4 +212,4 @@ std::vector<std::string> describe_rerun(const StoredTrial& t, const Retrained& r
   return lines;
 }
 
-}  // namespace layerlab::cli
+}  // namespace layerlab::study

@@ -1,8 +1,8 @@
-#include "worker/trial_report.h"
+#include "study/trial_report.h"
 
 #include <cmath>
 
-namespace layerlab::worker {
+namespace layerlab::study {
 
 double EpochMetric::of(const nn::EpochRecord& r) const {
   switch (field) {
@@ -51,7 +51,7 @@ store::TrialStatus store_status(nn::TrialStatus s) {
 
 }  // namespace
 
-TrialReport make_report(const study::TrialOutcome& outcome, const std::string& metric,
+TrialReport make_report(const TrialOutcome& outcome, const std::string& metric,
                         const std::string& worker_id) {
   TrialReport r;
   const nn::TrainResult& res = outcome.result;
@@ -70,4 +70,4 @@ TrialReport make_report(const study::TrialOutcome& outcome, const std::string& m
   return r;
 }
 
-}  // namespace layerlab::worker
+}  // namespace layerlab::study

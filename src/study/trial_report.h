@@ -10,7 +10,7 @@
 #include "store/records.h"
 #include "study/trial.h"
 
-namespace layerlab::worker {
+namespace layerlab::study {
 
 // Which epoch column a study metric reads.
 struct EpochMetric {
@@ -32,7 +32,7 @@ struct TrialReport {
 // The study metric of a trial: at its best epoch (lowest validation loss) if it stopped
 // early, else at its last epoch. A NaN value (diverged, or a metric the task lacks) is
 // no value.
-TrialReport make_report(const study::TrialOutcome& outcome, const std::string& metric,
+TrialReport make_report(const TrialOutcome& outcome, const std::string& metric,
                         const std::string& worker_id);
 
-}  // namespace layerlab::worker
+}  // namespace layerlab::study

@@ -1,0 +1,64 @@
+#include "study/trained_model.h"
+
+#include <cstring>
+
+#include "common/error.h"
+#include "nn/registries.h"
+
+namespace layerlab::study {
+namespace {
+
+// The standardisation the training used: prepare_data keeps only its result, so it is fitted
+// again on the same split and checked to give the training's features exactly.
+data::Scaler training_scaler(const TrialSpec& spec, const PreparedData& prepared) {
+  const data::Dataset all = data::load(spec.dataset);
+  data::Split raw = data::split(all, spec.validation_fraction, spec.split_seed, spec.stratify);
+  data::Scaler scaler = data::fit_scaler(raw.train);
+  data::apply_scaler(scaler, raw.train);
+  const auto& x = prepared.split.train.x;
+  if (raw.train.x.size() != x.size() ||
+      std::memcmp(raw.train.x.data(), x.data(), x.size() * sizeof(float)) != 0)
+    throw internal_error("the standardisation fitted again on " + spec.dataset +
+                         " does not give the features the training used");
+  return scaler;
+}
+
+std::string string_or_empty(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+}  // namespace
+
+model::Model trained_model(const TrialOutcome& outcome, const PreparedData& data) {
+  const TrialSpec& spec = outcome.spec;
+  const nn::TrainResult& result = outcome.result;
+  if (result.parameters.empty())
+    throw failed_precondition("the trial on " + spec.dataset +
+                              " was trained without keeping its weights");
+  const data::Dataset& train = data.split.train;
+  model::Model m;
+  m.architecture.inputs = train.features;
+  m.architecture.hidden = spec.params.hidden_widths();
+  m.architecture.outputs = data.task.outputs();
+  m.architecture.activation = nn::activations().get(spec.params.activation);
+  m.architecture.batch_norm = spec.params.batch_norm;
+  m.architecture.residual = spec.params.residual;
+  m.activation = spec.params.activation;
+  m.classes = data.task.classes;
+  m.targets = data.task.targets;
+  m.class_names = train.class_names;
+  m.feature_names = train.feature_names;
+  m.scaler = training_scaler(spec, data);
+  m.parameters = result.parameters;
+  m.running_mean = result.running_mean;
+  m.running_var = result.running_var;
+  m.info = {{"dataset", spec.dataset},
+            {"params", spec.to_json().dump()},
+            {"epochs", std::to_string(result.epochs.size())},
+            {"layerlab_version", string_or_empty(outcome.provenance, "layerlab_version")},
+            {"layerlab_revision", string_or_empty(outcome.provenance, "revision")},
+            {"provenance", outcome.provenance.dump()}};
+  return m;
+}
+
+}  // namespace layerlab::study
