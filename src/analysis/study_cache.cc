@@ -44,6 +44,7 @@ CachedTrial reduce(StudyView& v, const store::TrialRecord& t) {
   if (t.result.is_object()) {
     c.seconds = number_of(t.result.value("seconds", json()));
     c.epochs_run = number_of(t.result.value("epochs_run", json()));
+    c.parameter_count = number_of(t.result.value("parameter_count", json()));
     auto m = t.result.find("metrics");
     if (m != t.result.end() && m->is_object()) {
       for (auto it = m->begin(); it != m->end(); ++it) {

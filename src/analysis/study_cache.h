@@ -47,6 +47,7 @@ struct CachedTrial {
   store::TrialStatus status = store::TrialStatus::kCompleted;
   double value = std::nan("");
   double seconds = std::nan("");
+  double parameter_count = std::nan("");  // weights and biases; NaN when the result has none
   double epochs_run = std::nan("");
   std::vector<Scalar> params;   // by StudyView::param_names
   std::vector<double> metrics;  // by StudyView::metric_names (NaN when missing)

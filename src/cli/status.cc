@@ -1,8 +1,10 @@
-// layerlab status STUDY: counts per status, the best trials of each dataset.
+// layerlab status STUDY: counts per status, the best trials of each dataset; with --json
+// also each dataset's Pareto fronts (accuracy against parameter count and training time).
 #include <fmt/format.h>
 
 #include <iostream>
 
+#include "analysis/pareto.h"
 #include "cli/commands.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
@@ -45,6 +47,12 @@ void add_status_command(CLI::App& app) {
                             {"best", nlohmann::json::array()},
                             {"leaderboards", leaderboards_json(boards)}};
       for (const auto& t : best) out["best"].push_back(trial_json(t));
+      // The non-dominated trials of each dataset, read through the view the dashboard and
+      // the report use (analysis/pareto.h has the rule).
+      analysis::StudyCache cache(*store);
+      cache.with_study(s.id, [&](analysis::StudyView& v) {
+        out["pareto"] = analysis::pareto_json(v, analysis::pareto_fronts(v));
+      });
       std::cout << out.dump(2) << "\n";
       return;
     }

@@ -312,6 +312,10 @@ double learning_rate_at(const Params& p, int64_t step, int64_t steps_per_epoch) 
   return lr;
 }
 
+int64_t parameter_count(const Params& p, const Task& task, int inputs) {
+  return architecture_of(std::span<const Params>(&p, 1), task, inputs).parameter_count();
+}
+
 std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params> members,
                                     const Task& task, const Examples& train,
                                     const Examples& validation, const TrainOptions& options) {

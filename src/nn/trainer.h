@@ -69,6 +69,10 @@ struct TrainOptions {
   bool keep_parameters = false;
 };
 
+// The weights, biases and batch-norm scales of the network `p` describes for `task` on
+// `inputs` features (what train_pack trains; saturates at INT64_MAX).
+int64_t parameter_count(const Params& p, const Task& task, int inputs);
+
 // Trains members (same architecture, optimizer, batch size, epochs, schedule; see
 // pack_compatible) on the same data. Throws InvalidArgument on incompatible members.
 std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params> members,

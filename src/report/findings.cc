@@ -14,6 +14,7 @@ Findings analyse(const StudyView& view) {
   f.effects = analyse_effects(f.sample);
   f.importance = analyse_importance(f.sample);
   f.best = best_configurations(f.sample);
+  f.pareto = analysis::pareto_fronts(view);
   return f;
 }
 
@@ -56,12 +57,14 @@ json findings_json(const Findings& f, const store::StudyRecord& study,
         {"time", kTimeRule},
         {"effects", kEffectRule},
         {"importance", kImportanceRule},
-        {"best", kBestRule}}},
+        {"best", kBestRule},
+        {"pareto", analysis::kParetoRule}}},
       {"depth", to_json(f.depth)},
       {"time", to_json(f.time)},
       {"effects", to_json(f.effects)},
       {"importance", to_json(f.importance)},
       {"best", to_json(f.best)},
+      {"pareto", analysis::pareto_json(v, f.pareto)},
   };
 }
 

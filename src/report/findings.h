@@ -1,11 +1,13 @@
 // Everything a report finds in a study, from its view: the analysed trials and each
-// analysis (depth, time, effects, importance, best configurations), and their JSON, which
+// analysis (depth, time, effects, importance, best configurations, Pareto fronts of the
+// metric against parameter count and training time), and their JSON, which
 // is `layerlab report --format json` and what the HTML report shows.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "analysis/pareto.h"
 #include "report/best.h"
 #include "report/depth.h"
 #include "report/effects.h"
@@ -23,6 +25,7 @@ struct Findings {
   Effects effects;
   std::vector<DatasetImportance> importance;
   std::vector<Configuration> best;
+  std::vector<analysis::DatasetPareto> pareto;  // positions in the view's trials
 };
 
 Findings analyse(const StudyView& view);

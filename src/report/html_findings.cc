@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <utility>
 
 #include "report/html_text.h"
 
@@ -43,6 +44,20 @@ std::string signed_seconds(const json& v) {
   return v.is_number() ? fmt::format("{:+.3g} s", v.get<double>()) : "\u2014";
 }
 
+// The costs a Pareto front trades the metric against: the key and its words.
+constexpr std::pair<const char*, const char*> kCosts[] = {{"parameter_count", "parameter count"},
+                                                          {"seconds", "training time"}};
+
+std::string cost_text(const json& t, const std::string& cost) {
+  if (cost == "seconds") return t["seconds"].is_number() ? cell(t["seconds"], 3) + " s" : "\u2014";
+  return t["parameter_count"].is_number() ? cell(t["parameter_count"]) + " parameters" : "\u2014";
+}
+
+// "#7 (0.97, 8000 parameters)".
+std::string front_point(const json& t, const std::string& cost) {
+  return "#" + cell(t["number"]) + " (" + cell(t["value"]) + ", " + cost_text(t, cost) + ")";
+}
+
 }  // namespace
 
 std::string plot_div(const std::string& figure) {
@@ -70,6 +85,20 @@ std::string answers_section(const json& f) {
     body += "</li>\n";
   }
   if (f["time"].empty()) body += "<li>no depth to fit against</li>\n";
+  body += "</ul>\n<h3>Trade-offs: " + metric + " against cost</h3>\n<ul class=\"answers\">\n";
+  for (const json& d : f["pareto"]) {
+    std::string parts;
+    for (const auto& [key, words] : kCosts) {
+      const json& trials = d["fronts"][key]["trials"];
+      if (trials.empty()) continue;
+      parts += (parts.empty() ? "" : "; ") + std::to_string(trials.size()) +
+               " non-dominated against " + words + ", from " + front_point(trials.front(), key) +
+               (trials.size() > 1 ? " to " + front_point(trials.back(), key) : std::string());
+    }
+    body += "<li><b>" + name(d, "dataset") +
+            "</b>: " + (parts.empty() ? std::string("no trial with a value and a cost") : parts) +
+            "</li>\n";
+  }
   body += "</ul>\n<h3>Which parameters matter</h3>\n<ul class=\"answers\">\n";
   for (const json& d : f["importance"]) {
     std::string top;
@@ -209,9 +238,39 @@ std::string best_section(const json& f) {
   return section("best", "Best configurations", t.str());
 }
 
+std::string pareto_section(const json& f) {
+  const std::string metric = escape_html(f["study"]["metric"].get<std::string>());
+  std::string body =
+      "<p class=\"muted\">Every analysed trial of each dataset (grey) and its Pareto front "
+      "(the line): the trials no other trial beats on " +
+      metric + " at a cost at most as high. Hover a point for its configuration.</p>\n";
+  body += "<h3>Against parameter count</h3>\n" + plot_div("pareto-parameters") +
+          "<h3>Against training time</h3>\n" + plot_div("pareto-seconds");
+  HtmlTable t({"dataset", "against", "#trial", "#" + metric, "#parameters", "#training time (s)",
+               "configuration"},
+              "pareto-table");
+  std::string uncosted;
+  for (const json& d : f["pareto"]) {
+    for (const auto& [key, words] : kCosts) {
+      const json& front = d["fronts"][key];
+      for (const json& c : front["trials"])
+        t.row({name(d, "dataset"), words, fmt::format("#{}", cell(c["number"])), cell(c["value"]),
+               cell(c["parameter_count"]), cell(c["seconds"], 3), params_text(c["params"])});
+      if (front["without_cost"].get<int64_t>() > 0)
+        uncosted += "<li><b>" + name(d, "dataset") + "</b>: " + cell(front["without_cost"]) +
+                    " ranked trials have no " + words + " and are not placed</li>\n";
+    }
+  }
+  body += "<h3>Non-dominated configurations</h3>\n" +
+          (t.empty() ? std::string("<p class=\"note\">No trial has a value and a cost yet.</p>\n")
+                     : t.str());
+  if (!uncosted.empty()) body += "<ul class=\"muted small\">\n" + uncosted + "</ul>\n";
+  return section("pareto", "Trade-offs: " + metric + " against cost", body);
+}
+
 std::string rules_section(const json& f) {
   std::string body = "<ol class=\"rules\">\n";
-  for (const char* key : {"sample", "plateau", "time", "effects", "importance", "best"})
+  for (const char* key : {"sample", "plateau", "time", "effects", "importance", "best", "pareto"})
     body += "<li><b>" + escape_html(key) + "</b>: " + name(f["rules"], key) + "</li>\n";
   return section("rules", "Methods and rules", body + "</ol>\n");
 }

@@ -13,6 +13,7 @@ std::string depth_section(const nlohmann::json& findings);
 std::string time_section(const nlohmann::json& findings);
 std::string importance_section(const nlohmann::json& findings);
 std::string best_section(const nlohmann::json& findings);
+std::string pareto_section(const nlohmann::json& findings);
 std::string rules_section(const nlohmann::json& findings);
 
 // A plot container for report.js: <div class="plot" id="plot-NAME" data-figure="NAME">.

@@ -82,8 +82,8 @@ std::string render_html(const json& findings, const json& page) {
   out += script_text(embedded_file(embedded::web_files(), kPlotly), kPlotly);
   out += "\n</script>\n</head>\n<body>\n<main>\n" + header(findings) + answers_section(findings) +
          depth_section(findings) + time_section(findings) + importance_section(findings) +
-         best_section(findings) + study_plots_section(page) + trials_section(findings) +
-         rules_section(findings) + "</main>\n";
+         best_section(findings) + pareto_section(findings) + study_plots_section(page) +
+         trials_section(findings) + rules_section(findings) + "</main>\n";
   out += "<script type=\"application/json\" id=\"report-data\">" +
          script_json({{"findings", findings}, {"page", page}}) + "</script>\n<script>\n";
   out += script_text(code, "the report's figure code");

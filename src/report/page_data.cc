@@ -5,6 +5,7 @@
 #include <map>
 
 #include "analysis/aggregates.h"
+#include "analysis/pareto.h"
 #include "analysis/views.h"
 
 namespace layerlab::report {
@@ -98,6 +99,7 @@ json study_page_data(store::Store& store, const store::StudyRecord& study,
           {"time_summary", analysis::summarize(v, {x, "seconds", ""})},
           {"history", analysis::columns(v, {"number", "value", "dataset"}, kHistoryLimit)},
           {"parcoords", analysis::columns(v, fields, kParcoordsLimit)},
+          {"pareto", analysis::pareto_view(v, kParetoLimit)},
           {"curves", best_curves(store, v)}};
 }
 

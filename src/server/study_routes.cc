@@ -1,8 +1,9 @@
 // /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns,
-// leaderboard (per dataset).
+// leaderboard and pareto (per dataset).
 #include <sstream>
 
 #include "analysis/aggregates.h"
+#include "analysis/pareto.h"
 #include "data/confine.h"
 #include "server/context.h"
 #include "study/spec.h"
@@ -125,6 +126,10 @@ json leaderboard_of(store::Store& store, int64_t limit, const ViewAccess& with_v
   return out;
 }
 
+// /pareto: points per dataset for the plot (the fronts' trials are always all there).
+constexpr int64_t kDefaultParetoPoints = 5000;
+constexpr int64_t kMaxParetoPoints = 50000;
+
 }  // namespace
 
 void add_study_routes(Router& r, Context& c) {
@@ -214,6 +219,20 @@ void add_study_routes(Router& r, Context& c) {
                                      [limit](store::Store& store, const ViewAccess& with_view) {
                                        return leaderboard_of(store, limit, with_view).dump();
                                      }));
+  });
+
+  r.get(std::string(kStudy) + "/pareto", [&c](const Request& req, Response& res) {
+    const int64_t limit = query_int(req, "limit", kDefaultParetoPoints, 1, kMaxParetoPoints);
+    const int64_t id = c.study(req.matches[1]).id;
+    send_json_text(res, c.cache->response(
+                            id, cache_key({"pareto", limit}), c.store(),
+                            [limit](store::Store&, const ViewAccess& with_view) {
+                              std::string out;
+                              with_view([&](analysis::StudyView& v) {
+                                out = analysis::pareto_view(v, static_cast<size_t>(limit)).dump();
+                              });
+                              return out;
+                            }));
   });
 
   r.get(std::string(kStudy) + "/columns", [&c](const Request& req, Response& res) {

@@ -179,8 +179,11 @@ std::optional<Difference> first_difference(const store::TrialRecord& stored,
   if (stored.value.has_value() != rerun.value.has_value() ||
       (stored.value && !same_double(*stored.value, *rerun.value)))
     return Difference{0, "value", number(stored.value), number(rerun.value)};
-  return compare("", stored.result, rerun.result,
-                 {"seconds", "worker", "backend", "pack_size", "provenance"});
+  std::vector<std::string> skip = {"seconds", "worker", "backend", "pack_size", "provenance"};
+  // Results stored before layerlab recorded the parameter count lack it: not a difference.
+  if (stored.result.is_object() && !stored.result.contains("parameter_count"))
+    skip.push_back("parameter_count");
+  return compare("", stored.result, rerun.result, skip);
 }
 
 }  // namespace layerlab::study

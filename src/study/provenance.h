@@ -48,7 +48,8 @@ struct Difference {
 // Compares every number bit for bit (NaN equals NaN; in the epoch columns train_loss,
 // val_loss and val_metric 0 equals -0, which SQLite's REAL columns do not keep) except
 // wall-clock seconds. The result's "seconds", "worker", "backend", "pack_size" and
-// "provenance" say where and how a run happened, not what it computed, and are left out.
+// "provenance" say where and how a run happened, not what it computed, and are left out;
+// so is "parameter_count" when the stored result predates it.
 // Epochs are compared first, in order.
 std::optional<Difference> first_difference(const store::TrialRecord& stored,
                                            const std::vector<store::EpochRow>& stored_epochs,

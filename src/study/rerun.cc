@@ -152,6 +152,8 @@ Retrained retrain(const StoredTrial& t, bool keep_parameters) {
     r.outcome.provenance = provenance(*backend);
     r.outcome.train_rows = r.data.split.train.rows;
     r.outcome.validation_rows = r.data.split.validation.rows;
+    r.outcome.parameter_count =
+        nn::parameter_count(spec.params, r.data.task, r.data.split.train.features);
     nn::TrainOptions options;
     options.on_epoch = on_epoch;
     options.keep_parameters = true;

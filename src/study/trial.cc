@@ -106,6 +106,7 @@ json TrialOutcome::to_json() const {
               {"metrics", metrics},
               {"epochs_run", result.epochs.size()},
               {"seconds", result.seconds},
+              {"parameter_count", parameter_count},
               {"train_rows", train_rows},
               {"validation_rows", validation_rows},
               {"backend", backend},
@@ -169,6 +170,8 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
     out[i].provenance = where;
     out[i].train_rows = data.split.train.rows;
     out[i].validation_rows = data.split.validation.rows;
+    out[i].parameter_count =
+        nn::parameter_count(specs[i].params, data.task, data.split.train.features);
   }
   return out;
 }

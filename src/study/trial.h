@@ -38,8 +38,10 @@ struct TrialOutcome {
   int pack_size = 1;          // trials trained together in one batched computation
   nlohmann::json provenance;  // study::provenance(): version, revision, host, BLAS, threads
   int64_t train_rows = 0, validation_rows = 0;
+  int64_t parameter_count = 0;  // of the trained network (the cost side of a Pareto front)
 
-  // The final JSON result: status, metrics, epochs run, seconds, curve, resolved parameters.
+  // The final JSON result: status, metrics, epochs run, seconds, parameter count, curve,
+  // resolved parameters.
   nlohmann::json to_json() const;
 };
 

@@ -11,6 +11,8 @@
 #include <fstream>
 
 #include "integration/server/server_process.h"
+#include "store/store.h"
+#include "support/known_pareto_study.h"
 
 namespace layerlab::testing {
 namespace {
@@ -35,6 +37,29 @@ parameters:
 int finished_trials(httplib::Client& c, const std::string& study) {
   auto r = c.Get("/api/v1/studies/" + study);
   return r && r->status == 200 ? json::parse(r->body)["finished"].get<int>() : -1;
+}
+
+// Runs tests/browser/SCRIPT ARGS (a check of a finished study: leaderboard_page.mjs,
+// pareto_page.mjs), which prints one JSON line; that line, or null after a failure (reported
+// with the script's stderr).
+json run_page_check(const std::string& script, const std::string& args,
+                    const std::filesystem::path& dir) {
+  const std::string node = std::string("node ") + LAYERLAB_SOURCE_DIR + "/tests/browser/" + script +
+                           " " + args + " >" + (dir / "node.out").string() + " 2>" +
+                           (dir / "node.err").string();
+  const int status = std::system(node.c_str());
+  const std::string text = read_file(dir / "node.out");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    ADD_FAILURE() << script << " failed:\n" << read_file(dir / "node.err") << text;
+    return nullptr;
+  }
+  const size_t at = text.rfind("{\"ok\"");
+  json result = at == std::string::npos ? json() : json::parse(text.substr(at), nullptr, false);
+  if (!result.is_object() || !result["ok"].is_boolean()) {
+    ADD_FAILURE() << script << " printed no result:\n" << text;
+    return nullptr;
+  }
+  return result;
 }
 
 bool wait_for(const std::function<bool()>& done, int seconds) {
@@ -128,22 +153,46 @@ parameters:
   ServerProcess server(url, dir / "serve");
   const auto out = std::filesystem::path(LAYERLAB_BINARY_DIR) / "browser-output";
   std::filesystem::create_directories(out);
-  const std::string node = std::string("node ") + LAYERLAB_SOURCE_DIR +
-                           "/tests/browser/leaderboard_page.mjs --base " + server.base() +
-                           " --study 1 --out " + out.string() + " >" + (dir / "node.out").string() +
-                           " 2>" + (dir / "node.err").string();
-  const int status = std::system(node.c_str());
-  const std::string stdout_text = read_file(dir / "node.out");
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << "leaderboard_page.mjs failed:\n"
-      << read_file(dir / "node.err") << stdout_text;
-  const json result = json::parse(stdout_text.substr(stdout_text.rfind("{\"ok\"")), nullptr, false);
-  ASSERT_TRUE(result.is_object()) << stdout_text;
+  const json result = run_page_check(
+      "leaderboard_page.mjs", "--base " + server.base() + " --study 1 --out " + out.string(), dir);
+  ASSERT_FALSE(result.is_null());
   EXPECT_TRUE(result["ok"].get<bool>());
-  ASSERT_EQ(result["boards"].size(), 2u) << stdout_text;
+  ASSERT_EQ(result["boards"].size(), 2u) << result.dump();
   EXPECT_EQ(result["boards"][0]["dataset"], "iris");
   EXPECT_EQ(result["boards"][1]["dataset"], "wine");
   for (const json& b : result["boards"]) EXPECT_EQ(b["rows"], 10) << b;  // 12 trials each
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+// The Pareto view (accuracy against cost) on a study with known fronts
+// (tests/support/known_pareto_study.h: ties, duplicates, a pruned trial that would dominate,
+// a trial without value): for both costs, the highlighted front of each dataset is exactly
+// the expected trials, and hovering a front point shows its configuration (pareto_page.mjs).
+TEST(Browser, StudyPageHighlightsTheKnownParetoFronts) {
+  if (std::system("test -x /usr/bin/chromium") != 0)
+    GTEST_SKIP() << "Debian's chromium is not installed (scripts/install-deps.sh test)";
+  const auto dir = fresh_dir("browser-pareto");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  int64_t id = 0;
+  {
+    auto st = store::open_store(url);
+    id = write_known_pareto_study(*st);
+  }
+  ServerProcess server(url, dir / "serve");
+  const auto out = std::filesystem::path(LAYERLAB_BINARY_DIR) / "browser-output";
+  std::filesystem::create_directories(out);
+  const std::string expect = json(kKnownFronts).dump();
+  const json result = run_page_check("pareto_page.mjs",
+                                     "--base " + server.base() + " --study " + std::to_string(id) +
+                                         " --out " + out.string() + " --expect '" + expect + "'",
+                                     dir);
+  ASSERT_FALSE(result.is_null());
+  EXPECT_TRUE(result["ok"].get<bool>());
+  // What the page highlighted, as the script read it, against the known answers.
+  for (const auto& [dataset, fronts] : kKnownFronts)
+    for (const auto& [cost, numbers] : fronts)
+      EXPECT_EQ(result["checks"][cost][dataset], json(numbers)) << dataset << " " << cost;
+  EXPECT_EQ(result["screenshots"].size(), 2u);
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 

@@ -10,39 +10,16 @@
 // dataset; clicking a row of the last board shows that trial's details. Prints one JSON
 // line ("ok": true, what was seen) and exits 0; exits 1 with the failed check on stderr.
 
-import { createRequire } from 'node:module';
-import fs from 'node:fs';
 import path from 'node:path';
 
-const require = createRequire(import.meta.url);
-const { chromium } = require('../../web/node_modules/playwright-core');
+import { api as apiAt, check, CheckFailed, openPage, parseArgs, run } from './page_check.mjs';
 
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 2; i < argv.length; i += 2) out[argv[i].replace(/^--/, '')] = argv[i + 1];
-  return out;
-}
-const args = parseArgs(process.argv);
-if (!args.base || !args.study) {
-  process.stderr.write('usage: node tests/browser/leaderboard_page.mjs --base URL --study ID --out DIR\n');
-  process.exit(2);
-}
-const BASE = String(args.base).replace(/\/+$/, '');
+const args = parseArgs(process.argv, ['base', 'study'],
+  'node tests/browser/leaderboard_page.mjs --base URL --study ID --out DIR');
+const BASE = args.base;
 const STUDY = String(args.study);
-const OUT = path.resolve(args.out || 'browser-test-output');
-fs.mkdirSync(OUT, { recursive: true });
-
-class CheckFailed extends Error {}
-function check(cond, message) {
-  if (!cond) throw new CheckFailed(message);
-}
-
-async function api(p) {
-  const res = await fetch(`${BASE}${p}`, { headers: { Accept: 'application/json' } });
-  const text = await res.text();
-  if (!res.ok) throw new CheckFailed(`GET ${p} -> ${res.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text);
-}
+const OUT = args.out;
+const api = (p) => apiAt(BASE, p);
 
 // What the API's board says in words (web/js/format.js bestNote, `layerlab status`).
 function expectedNote(b) {
@@ -65,23 +42,17 @@ function readBoards() {
   }));
 }
 
-let browser = null;
 const results = { ok: false, base: BASE, study: STUDY };
 
-async function main() {
+async function main(state) {
   const study = await api(`/api/v1/studies/${encodeURIComponent(STUDY)}`);
   const lb = await api(`/api/v1/studies/${encodeURIComponent(STUDY)}/leaderboard?limit=10`);
   check(study.status === 'finished', `the test needs a finished study; study ${STUDY} is ${study.status}`);
   check((study.datasets || []).length >= 2, 'the test needs a study over several datasets');
 
-  browser = await chromium.launch({
-    executablePath: process.env.LAYERLAB_CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
-  const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
   const pageErrors = [];
-  page.on('pageerror', (err) => pageErrors.push(String(err && err.message ? err.message : err)));
+  const { browser, page } = await openPage(pageErrors);
+  state.browser = browser;
   await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit', timeout: 15_000 });
   await page.waitForFunction(() => document.getElementById('leaderboard')?.dataset.state === 'ready',
     null, { timeout: 40_000, polling: 100 })
@@ -131,15 +102,4 @@ async function main() {
   check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);
 }
 
-const overall = setTimeout(() => done(1, 'overall timeout of 90 s exceeded'), 90_000);
-function done(code, message) {
-  clearTimeout(overall);
-  results.ok = code === 0;
-  if (message) results.error = message;
-  process.stdout.write(`${JSON.stringify(results)}\n`);
-  if (message) process.stderr.write(`leaderboard_page: FAILED: ${message}\n`);
-  const exit = () => process.exit(code);
-  if (browser) browser.close().then(exit, exit);
-  else exit();
-}
-main().then(() => done(0), (err) => done(1, err instanceof CheckFailed ? err.message : (err && err.stack) || String(err)));
+run('leaderboard_page', results, main);

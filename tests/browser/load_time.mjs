@@ -3,7 +3,7 @@
 //   node tests/browser/load_time.mjs --base http://127.0.0.1:8080 --study 1 [--runs 5]
 //
 // Each run opens #/study/ID in a fresh browser context (empty cache) and measures, with the
-// page's performance.now() (0 = navigation start), the time until all five plots hold
+// page's performance.now() (0 = navigation start), the time until all six plots hold
 // traces and the trials table has its rows. Prints {"median_ms", "runs": [...]} as JSON.
 
 import { createRequire } from 'node:module';
@@ -35,10 +35,10 @@ const STUDY = String(args.study);
 const RUNS = Math.max(1, Number(args.runs || 5));
 const TIMEOUT = Math.max(1, Number(args['timeout-s'] || 60)) * 1000;
 
-// Runs in the page: true (and records the moment) once the six views are filled.
+// Runs in the page: true (and records the moment) once the seven views are filled.
 function ready() {
   if (window.__layerlabReadyAt) return true;
-  const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-parcoords', 'plot-curves'];
+  const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
   for (const id of ids) {
     const el = document.getElementById(id);
     if (!el || el.dataset.state !== 'ready' || !Array.isArray(el.data) || el.data.length === 0) return false;
@@ -72,7 +72,7 @@ async function main() {
       try {
         await page.waitForFunction(ready, null, { timeout: TIMEOUT, polling: 'raf' });
       } catch {
-        const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-parcoords', 'plot-curves']
+        const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves']
           .map((id) => `${id}=${document.getElementById(id)?.dataset.state ?? 'missing'}:${document.getElementById(id)?.data?.length ?? 0}`)
           .join(', ')).catch(() => '');
         throw new Error(`run ${i + 1}: the study page was not filled within ${TIMEOUT / 1000} s (${state})` +

@@ -4,7 +4,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  countPoints, curvesFigure, dimension, historyFigure, metricFigure, parcoordsFigure, runningBest, timeFigure,
+  countPoints, curvesFigure, dimension, historyFigure, metricFigure, paretoFigure, parcoordsFigure, runningBest,
+  timeFigure,
 } from '../../web/js/plots.js';
 
 const summary = {
@@ -84,4 +85,65 @@ test('curvesFigure: train and validation traces as long as the curve', () => {
     assert.equal(t.x.length, 3);
   }
   assert.equal(fig.data[1].y[1], null);
+});
+
+// GET /pareto of two datasets: iris with 3 trials (front #0 and #2 against parameters),
+// wine with none that rank.
+const pareto = {
+  metric: 'val_accuracy', goal: 'maximize', limit: 5000, rule: '...',
+  datasets: [
+    {
+      dataset: 'iris', ranked: 3,
+      fronts: {
+        parameter_count: { without_cost: 0, trials: [
+          { id: 10, number: 0, value: 0.8, parameter_count: 100, seconds: 1, params: { hidden_layers: 1, activation: 'relu', seed: 0 } },
+          { id: 12, number: 2, value: 0.9, parameter_count: 3000, seconds: 3, params: { hidden_layers: 4, activation: '<b>x</b>', seed: 0 } }] },
+        seconds: { without_cost: 1, trials: [
+          { id: 10, number: 0, value: 0.8, parameter_count: 100, seconds: 1, params: { hidden_layers: 1, activation: 'relu', seed: 0 } }] },
+      },
+      points: {
+        total: 3, returned: 3, id: [10, 11, 12], number: [0, 1, 2], value: [0.8, 0.7, 0.9],
+        parameter_count: [100, 200, 3000], seconds: [1, 2, null],
+        params: { hidden_layers: [1, 2, 4], activation: ['relu', 'tanh', '<b>x</b>'], seed: [0, 0, 0] },
+      },
+    },
+    { dataset: 'wine', ranked: 0, fronts: { parameter_count: { without_cost: 0, trials: [] }, seconds: { without_cost: 0, trials: [] } },
+      points: { total: 0, returned: 0, id: [], number: [], value: [], parameter_count: [], seconds: [], params: {} } },
+  ],
+};
+
+test('paretoFigure: every point grey, the front highlighted with its trial numbers, per dataset', () => {
+  const fig = paretoFigure(pareto, { cost: 'parameter_count', parameters: ['hidden_layers', 'activation'] });
+  assert.deepEqual(fig.data.map((t) => t.meta.role), ['points', 'front']); // wine has no points
+  const [points, front] = fig.data;
+  assert.deepEqual(points.x, [100, 200, 3000]);
+  assert.deepEqual(front.meta.trials, [0, 2]);
+  assert.deepEqual(front.x, [100, 3000]);
+  assert.deepEqual(front.y, [0.8, 0.9]);
+  assert.equal(front.line.shape, 'hv');
+  assert.deepEqual(front.customdata, [[10, 0], [12, 2]]);
+  assert.equal(fig.layout.xaxis.type, 'log'); // 100 to 3000 parameters
+  // The hover names the trial and its configuration, markup in values escaped.
+  assert.match(front.text[1], /trial #2/);
+  assert.match(front.text[1], /hidden layers = 4/);
+  assert.match(front.text[1], /activation = &lt;b&gt;x&lt;\/b&gt;/);
+  assert.doesNotMatch(front.text[1], /seed/); // not among the parameters asked for
+});
+
+test('paretoFigure against time leaves out points without a time', () => {
+  const fig = paretoFigure(pareto, { cost: 'seconds' });
+  assert.deepEqual(fig.data[0].x, [1, 2]);
+  assert.deepEqual(fig.data[1].meta.trials, [0]);
+  assert.equal(fig.data[1].meta.cost, 'seconds');
+  assert.match(fig.data[1].text[0], /seed = 0/); // all parameters by default
+});
+
+test('paretoFigure without ranked trials or costs says so', () => {
+  const none = paretoFigure({ ...pareto, datasets: [pareto.datasets[1]] });
+  assert.equal(none.data.length, 0);
+  assert.match(none.layout.annotations[0].text, /no completed trials/);
+  const noTime = { ...pareto, datasets: [{ ...pareto.datasets[0], points: { ...pareto.datasets[0].points, seconds: [null, null, null] } }] };
+  const fig = paretoFigure(noTime, { cost: 'seconds' });
+  assert.equal(fig.data.length, 0);
+  assert.match(fig.layout.annotations[0].text, /training time/);
 });

@@ -34,7 +34,7 @@ TEST(ReportBrowser, EveryPlotRendersOfflineWithoutErrors) {
   const json result = json::parse(stdout_text.substr(stdout_text.rfind("{\"ok\"")), nullptr, false);
   ASSERT_TRUE(result.is_object()) << stdout_text;
   EXPECT_TRUE(result["ok"].get<bool>());
-  EXPECT_EQ(result["checks"]["plots"].size(), 8u) << result.dump();
+  EXPECT_EQ(result["checks"]["plots"].size(), 10u) << result.dump();
   EXPECT_EQ(result["checks"]["depth"]["series"], 4) << result.dump();
   ASSERT_EQ(result["screenshots"].size(), 2u);
   for (const json& shot : result["screenshots"])

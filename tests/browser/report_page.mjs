@@ -6,7 +6,8 @@
 // Checks in headless Chromium (LAYERLAB_CHROMIUM, default /usr/bin/chromium) that every plot
 // container rendered (Plotly's .main-svg, at least one trace, no empty trace), that the
 // depth figure has one line per depth curve of the report's data and a plateau marker
-// where a plateau can be judged, that the page asked for nothing beyond its own file and
+// where a plateau can be judged, that the Pareto figures highlight the findings' fronts and
+// the Pareto table lists them, that the page asked for nothing beyond its own file and
 // logged no error. Saves report.png (the whole page) and report-depth.png to --out and
 // prints one JSON line. Exit status 0 on success; 1 with a message on the first failed
 // check; 2 on bad usage.
@@ -104,7 +105,8 @@ async function main() {
   const plots = await page.evaluate(plotsSnapshot);
   const data = await page.evaluate(() => JSON.parse(document.getElementById('report-data').textContent));
   results.checks.plots = plots.map((p) => `${p.figure}:${p.traces}`);
-  const expected = ['study-metric', 'study-time', 'study-history', 'study-parcoords', 'study-curves', 'importance'];
+  const expected = ['study-metric', 'study-time', 'study-history', 'study-parcoords', 'study-curves', 'importance',
+    'pareto-parameters', 'pareto-seconds'];
   if (data.findings.depth.curves.length) expected.push('depth', 'time-fit');
   for (const f of expected) check(plots.some((p) => p.figure === f), `no plot container for '${f}'`);
   for (const p of plots) {
@@ -129,6 +131,23 @@ async function main() {
   // The tables the page shows agree with its data.
   const bestRows = await page.locator('#best-table tbody tr').count();
   check(bestRows === data.findings.best.length, `best table has ${bestRows} rows, data ${data.findings.best.length}`);
+  // The Pareto figures highlight the findings' fronts, dataset by dataset, and the table
+  // lists every trial on them.
+  let frontTrials = 0;
+  results.checks.pareto = {};
+  for (const [figure, cost] of [['pareto-parameters', 'parameter_count'], ['pareto-seconds', 'seconds']]) {
+    const drawn = await page.evaluate((id) => document.getElementById(id).data
+      .filter((t) => t.meta && t.meta.role === 'front')
+      .map((t) => ({ dataset: t.meta.dataset, trials: t.meta.trials })), `plot-${figure}`);
+    const want = data.findings.pareto.filter((d) => d.fronts[cost].trials.length)
+      .map((d) => ({ dataset: d.dataset, trials: d.fronts[cost].trials.map((t) => t.number) }));
+    check(JSON.stringify(drawn) === JSON.stringify(want),
+      `${figure} highlights ${JSON.stringify(drawn)}; the findings have ${JSON.stringify(want)}`);
+    frontTrials += want.reduce((n, d) => n + d.trials.length, 0);
+    results.checks.pareto[cost] = drawn.map((d) => d.trials.length);
+  }
+  const paretoRows = await page.locator('#pareto-table tbody tr').count();
+  check(paretoRows === frontTrials, `the Pareto table has ${paretoRows} rows for ${frontTrials} front trials`);
 
   check(outside.length === 0, `the report asked for ${outside.length} URL(s) beyond its file: ${outside.slice(0, 3).join(', ')}`);
   check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);

@@ -192,7 +192,7 @@ let stillLoading = () => '';
 async function waitPlots(page, timeoutMs) {
   try {
     await page.waitForFunction(() => {
-      const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-parcoords', 'plot-curves'];
+      const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
       const ready = ids.every((id) => {
         const el = document.getElementById(id);
         return el && el.dataset.state === 'ready' && Array.isArray(el.data);
@@ -201,7 +201,7 @@ async function waitPlots(page, timeoutMs) {
       return ready && t && t.querySelectorAll('tbody tr').length > 0;
     }, null, { timeout: timeoutMs, polling: 100 });
   } catch (err) {
-    const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-parcoords', 'plot-curves']
+    const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves']
       .map((id) => `${id}=${document.getElementById(id)?.dataset.state ?? 'missing'}`)
       .concat(`trials-table rows=${document.querySelectorAll('#trials-table tbody tr').length}`).join(', '));
     const banner = await page.evaluate(() => document.getElementById('banner')?.innerText || '');

@@ -93,6 +93,7 @@ export const endpoints = {
   summary: (id, params) => `${API}/studies/${encodeURIComponent(id)}/summary${query(params)}`,
   columns: (id, params) => `${API}/studies/${encodeURIComponent(id)}/columns${query(params)}`,
   leaderboard: (id, params) => `${API}/studies/${encodeURIComponent(id)}/leaderboard${query(params)}`,
+  pareto: (id, params) => `${API}/studies/${encodeURIComponent(id)}/pareto${query(params)}`,
   trial: (id, params) => `${API}/trials/${encodeURIComponent(id)}${query(params)}`,
   workers: () => `${API}/workers`,
   queue: () => `${API}/queue`,

@@ -2,9 +2,9 @@
 //
 // No DOM, no fetch, no globals: the same functions can build the figures of a
 // self-contained HTML report. Every trace carries `meta.role` ('series', 'fit', 'points',
-// 'best', 'parcoords', 'curve') so that tests and callers can tell traces apart.
+// 'best', 'parcoords', 'curve', 'front') so that tests and callers can tell traces apart.
 
-import { fmtParam, fmtSeconds, isNum } from './format.js';
+import { fmtParam, fmtSeconds, fmtValue, isNum } from './format.js';
 
 export const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#b07aa1',
   '#edc948', '#ff9da7', '#9c755f', '#79706e'];
@@ -143,6 +143,34 @@ function gridDomains(n, cols, { xgap = 0.07, ygap = 0.16 } = {}) {
   return { rows, domains: out };
 }
 
+// One subplot per dataset on a grid of up to 3 columns: sets layout's xaxisN/yaxisN (axes of
+// dataset i have the suffix '' for the first, then '2', '3'...) and a title per dataset.
+function datasetSubplots(layout, datasets, { xaxis, xTitle, yTitle }) {
+  const cols = Math.min(datasets.length, 3);
+  const { rows, domains } = gridDomains(datasets.length, cols);
+  if (rows > 1) layout.height = 300 * rows + 40;
+  delete layout.xaxis;
+  delete layout.yaxis;
+  layout.annotations = layout.annotations || [];
+  datasets.forEach((ds, i) => {
+    const sfx = i === 0 ? '' : String(i + 1);
+    const d = domains[i];
+    layout[`xaxis${sfx}`] = {
+      ...AXIS, ...xaxis, domain: d.x, anchor: `y${sfx}`,
+      title: { text: xTitle, standoff: 6 },
+    };
+    layout[`yaxis${sfx}`] = {
+      ...AXIS, domain: d.y, anchor: `x${sfx}`,
+      title: { text: i % cols === 0 ? yTitle : '' },
+    };
+    layout.annotations.push({
+      text: `<b>${ds}</b>`, showarrow: false, xref: 'paper', yref: 'paper',
+      x: (d.x[0] + d.x[1]) / 2, y: d.y[1], xanchor: 'center', yanchor: 'bottom',
+      font: { size: 13 },
+    });
+  });
+}
+
 // (a) A metric against a parameter, one subplot per dataset, one line with error bars
 // (mean ± std over the trials at each x, e.g. over seeds) per group.
 // summary: GET /studies/{id}/summary. opts: {metric, goal, height}.
@@ -151,40 +179,16 @@ export function metricFigure(summary, opts = {}) {
   if (!series.length) return emptyFigure('no finished trials with a value yet');
   const datasets = orderedKeys(series, 'dataset');
   const groups = orderedKeys(series, 'group');
-  const cols = Math.min(datasets.length, 3);
-  const { rows, domains } = gridDomains(datasets.length, cols);
   const allX = series.flatMap((s) => s.points.map((p) => p.x));
-  const xaxis = xAxisFor(allX);
   const ylab = yLabel(summary.y, opts.metric);
   const groupName = summary.group ? label(summary.group) : '';
 
   const layout = baseLayout({
     margin: { l: 60, r: 20, t: 34, b: 50 },
-    annotations: [],
     legend: { ...baseLayout().legend, title: { text: groupName ? `${groupName} ` : '' } },
     showlegend: groups.length > 1 || groups[0] !== '',
   });
-  if (rows > 1) layout.height = 300 * rows + 40;
-  delete layout.xaxis;
-  delete layout.yaxis;
-
-  datasets.forEach((ds, i) => {
-    const sfx = i === 0 ? '' : String(i + 1);
-    const d = domains[i];
-    layout[`xaxis${sfx}`] = {
-      ...AXIS, ...xaxis, domain: d.x, anchor: `y${sfx}`,
-      title: { text: label(summary.x), standoff: 6 },
-    };
-    layout[`yaxis${sfx}`] = {
-      ...AXIS, domain: d.y, anchor: `x${sfx}`,
-      title: { text: i % cols === 0 ? ylab : '' },
-    };
-    layout.annotations.push({
-      text: `<b>${ds}</b>`, showarrow: false, xref: 'paper', yref: 'paper',
-      x: (d.x[0] + d.x[1]) / 2, y: d.y[1], xanchor: 'center', yanchor: 'bottom',
-      font: { size: 13 },
-    });
-  });
+  datasetSubplots(layout, datasets, { xaxis: xAxisFor(allX), xTitle: label(summary.x), yTitle: ylab });
 
   const seen = new Set();
   const data = [];
@@ -470,6 +474,117 @@ export function parcoordsFigure(columns, parameters, opts = {}) {
       showarrow: false, xref: 'paper', yref: 'paper', x: 0.5, y: -0.1, xanchor: 'center', yanchor: 'top',
       font: { size: 11, color: '#6b7685' },
     }];
+  }
+  return { data, layout };
+}
+
+// What a Pareto front trades the metric against: GET /pareto's keys and their words.
+export const PARETO_COSTS = { parameter_count: 'parameter count', seconds: 'training time' };
+
+function hoverSafe(text) {
+  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function costText(cost, v) {
+  if (!isNum(v)) return '\u2014';
+  return cost === 'seconds' ? fmtSeconds(v) : `${Math.round(v).toLocaleString('en-US')} parameters`;
+}
+
+// (f) Accuracy against cost: one subplot per dataset with every ranked trial (grey) and the
+// Pareto front highlighted (markers joined by a staircase: what the best value is at each
+// cost); hovering a point shows the trial's configuration. pareto: GET /studies/{id}/pareto.
+// opts: {cost: 'parameter_count' | 'seconds', parameters: the names the hover lists
+// (default: every parameter of the points)}. Front traces carry meta.trials (numbers).
+export function paretoFigure(pareto, opts = {}) {
+  const cost = opts.cost || 'parameter_count';
+  const all = ((pareto && pareto.datasets) || []).filter((d) => (d.points && d.points.total) > 0);
+  if (!all.length) return emptyFigure('no completed trials with a value yet');
+  const costWords = PARETO_COSTS[cost] || label(cost);
+  // Each dataset's points that have the cost (results stored before layerlab recorded a
+  // parameter count have none); datasets without any are left out.
+  const datasets = [];
+  for (const d of all) {
+    const p = d.points;
+    const rows = [];
+    for (let k = 0; k < p.number.length; k += 1) {
+      if (!isNum(p[cost][k]) || !isNum(p.value[k])) continue;
+      const params = {};
+      for (const [name, col] of Object.entries(p.params || {})) params[name] = col[k];
+      rows.push({ id: p.id[k], number: p.number[k], value: p.value[k], parameter_count: p.parameter_count[k], seconds: p.seconds[k], params });
+    }
+    if (rows.length) datasets.push({ ...d, rows });
+  }
+  if (!datasets.length) return emptyFigure(`no trial with a value records its ${costWords}`);
+  const metric = label(pareto.metric || 'value');
+  const hover = (d, t, onFront) => {
+    const names = opts.parameters || Object.keys(t.params || {});
+    const config = names.filter((p) => t.params && p in t.params && t.params[p] !== null)
+      .map((p) => `${hoverSafe(label(p))} = ${hoverSafe(fmtParam(t.params[p]))}`);
+    return [`<b>${hoverSafe(d.dataset)}</b> \u00b7 trial #${t.number}${onFront ? ' \u00b7 <b>on the front</b>' : ''}`,
+      `${hoverSafe(metric)}: ${fmtValue(t.value)}`,
+      `${costText('parameter_count', t.parameter_count)} \u00b7 ${fmtSeconds(t.seconds)}`,
+      ...config].join('<br>');
+  };
+  let lo = Infinity;
+  let hi = 0;
+  for (const d of datasets) {
+    for (const r of d.rows) {
+      if (r[cost] > 0) {
+        lo = Math.min(lo, r[cost]);
+        hi = Math.max(hi, r[cost]);
+      }
+    }
+  }
+  const logX = hi > 0 && hi / lo >= 16;
+  const layout = baseLayout({ margin: { l: 60, r: 20, t: 34, b: 50 }, showlegend: true });
+  datasetSubplots(layout, datasets.map((d) => d.dataset), {
+    xaxis: { type: logX ? 'log' : 'linear', exponentformat: 'SI', ticksuffix: cost === 'seconds' ? 's' : '' },
+    xTitle: cost === 'seconds' ? 'training time' : 'parameters (weights and biases)',
+    yTitle: metric,
+  });
+  const data = [];
+  datasets.forEach((d, i) => {
+    const sfx = i === 0 ? '' : String(i + 1);
+    const { rows } = d;
+    const color = PALETTE[i % PALETTE.length];
+    // A trace of trials (rows of points, or front trials) on the dataset's subplot.
+    const trace = (trials, onFront, extra) => ({
+      showlegend: i === 0,
+      xaxis: `x${sfx}`,
+      yaxis: `y${sfx}`,
+      x: trials.map((t) => t[cost]),
+      y: trials.map((t) => t.value),
+      customdata: trials.map((t) => [t.id, t.number]),
+      text: trials.map((t) => hover(d, t, onFront)),
+      hovertemplate: '%{text}<extra></extra>',
+      ...extra,
+    });
+    data.push(trace(rows, false, {
+      type: 'scattergl',
+      mode: 'markers',
+      name: 'trials',
+      legendgroup: 'trials',
+      marker: { color: '#9aa5b1', size: 6, opacity: 0.6 },
+      meta: { role: 'points', dataset: d.dataset, cost },
+    }));
+    const front = ((d.fronts || {})[cost] || { trials: [] }).trials;
+    data.push(trace(front, true, {
+      type: 'scatter',
+      mode: 'lines+markers',
+      name: `Pareto front (${costWords})`,
+      legendgroup: 'front',
+      line: { color, width: 2, shape: 'hv' },
+      marker: { color, size: 10, symbol: 'diamond', line: { color: '#1f2933', width: 1 } },
+      meta: { role: 'front', dataset: d.dataset, cost, trials: front.map((t) => t.number) },
+    }));
+  });
+  const thinned = datasets.filter((d) => d.points.returned < d.points.total);
+  if (thinned.length) {
+    layout.annotations.push({
+      text: `showing ${thinned.map((d) => `${d.points.returned.toLocaleString('en-US')} of ${d.points.total.toLocaleString('en-US')} ${d.dataset} trials`).join(', ')}, the front in full`,
+      showarrow: false, xref: 'paper', yref: 'paper', x: 1, y: 1.06, xanchor: 'right', yanchor: 'bottom',
+      font: { size: 11, color: '#6b7685' },
+    });
   }
   return { data, layout };
 }

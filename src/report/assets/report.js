@@ -114,6 +114,8 @@ const FIGURES = {
   'study-parcoords': () => parcoordsFigure(PAGE.parcoords, PAGE.parameters,
     { goal: GOAL, metric: METRIC, logParams: PAGE.log_params, choiceParams: PAGE.choice_params }),
   'study-curves': () => curvesFigure(PAGE.curves),
+  'pareto-parameters': () => paretoFigure(PAGE.pareto, { cost: 'parameter_count', parameters: PAGE.parameters }),
+  'pareto-seconds': () => paretoFigure(PAGE.pareto, { cost: 'seconds', parameters: PAGE.parameters }),
 };
 
 async function draw(div) {

@@ -189,6 +189,13 @@ class OpenApiResponsesTest(unittest.TestCase):
         self.assertGreaterEqual(lb["datasets"][0]["best_count"], 1)
         c(leaderboard, "GET", "/api/v1/studies/tiny/leaderboard?limit=101", 400)
         c(leaderboard, "GET", "/api/v1/studies/no-such/leaderboard", 404)
+        pareto = s + "/pareto"
+        front = c(pareto, "GET", "/api/v1/studies/tiny/pareto?limit=2", 200)
+        self.assertEqual([d["dataset"] for d in front["datasets"]], ["iris"])
+        self.assertEqual(front["datasets"][0]["points"]["total"], 4)
+        self.assertGreaterEqual(len(front["datasets"][0]["fronts"]["parameter_count"]["trials"]), 1)
+        c(pareto, "GET", "/api/v1/studies/tiny/pareto?limit=50001", 400)
+        c(pareto, "GET", "/api/v1/studies/no-such/pareto", 404)
         trial = c(t, "GET", f"/api/v1/trials/{tid}", 200)
         self.assertEqual(len(trial["curve"]), 3)
         c(t, "GET", f"/api/v1/trials/{tid}?attempt=0", 200)

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "integration/report/report_study.h"
+#include "store/store.h"
+#include "support/known_pareto_study.h"
 
 namespace layerlab {
 namespace {
@@ -152,9 +154,9 @@ TEST(ReportCommand, HtmlIsSelfContainedAndCarriesTheSameNumbers) {
       html, std::regex(R"(<(script|link)\b[^>]*\b(src|href)\s*=)", std::regex::icase)))
       << "a script or stylesheet to fetch";
   EXPECT_FALSE(std::regex_search(html, std::regex(R"(<script[^>]*type="module")")));
-  for (const char* id :
-       {"plot-depth", "plot-time-fit", "plot-importance", "plot-study-metric", "plot-study-time",
-        "plot-study-history", "plot-study-parcoords", "plot-study-curves"})
+  for (const char* id : {"plot-depth", "plot-time-fit", "plot-importance", "plot-study-metric",
+                         "plot-study-time", "plot-study-history", "plot-study-parcoords",
+                         "plot-study-curves", "plot-pareto-parameters", "plot-pareto-seconds"})
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
 
   // The numbers inside are the JSON report's.
@@ -167,10 +169,61 @@ TEST(ReportCommand, HtmlIsSelfContainedAndCarriesTheSameNumbers) {
   EXPECT_EQ(data["page"]["metric_summary"]["trials"], 24);
   EXPECT_EQ(data["page"]["curves"].size(), 2u);  // the best trial of each dataset
   EXPECT_EQ(data["page"]["history"]["total"], 24);
+  // The Pareto view's points and fronts: every trial of each dataset, the findings' fronts.
+  ASSERT_EQ(data["page"]["pareto"]["datasets"].size(), 2u);
+  for (size_t d = 0; d < 2; ++d) {
+    const json& view = data["page"]["pareto"]["datasets"][d];
+    EXPECT_EQ(view["points"]["total"], 12);
+    EXPECT_EQ(view["fronts"], data["findings"]["pareto"][d]["fronts"]);
+  }
 
   const auto out = report("depth-report --format html -o -");
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_EQ(out.out.rfind("<!doctype html>", 0), 0u);
+}
+
+// The findings list each dataset's non-dominated configurations: on a study with known
+// fronts (tests/support/known_pareto_study.h), exactly those, in JSON and in the HTML.
+TEST(ReportCommand, ListsTheKnownParetoFronts) {
+  const auto dir = testing::fresh_dir("report-pareto");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  {
+    auto st = store::open_store(url);
+    testing::write_known_pareto_study(*st);
+  }
+  const std::string study = testing::kKnownParetoStudy;
+  const auto r = testing::run_layerlab("report " + study + " --format json -o - --store " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json f = json::parse(r.out);
+  EXPECT_NE(f["rules"]["pareto"].get<std::string>().find("Pareto"), std::string::npos);
+  ASSERT_EQ(f["pareto"].size(), 2u);
+  size_t rows = 0;
+  for (const json& d : f["pareto"]) {
+    for (const auto& [cost, want] : testing::kKnownFronts.at(d["dataset"])) {
+      std::vector<int64_t> got;
+      for (const json& t : d["fronts"][cost]["trials"]) {
+        got.push_back(t["number"]);
+        EXPECT_TRUE(t["params"].contains("hidden_layers")) << t.dump();
+      }
+      EXPECT_EQ(got, want) << d["dataset"] << " against " << cost;
+      rows += got.size();
+    }
+  }
+
+  const auto html = testing::run_layerlab("report " + study + " -o - --store " + url);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  const std::string& page = html.out;
+  const size_t table = page.find("id=\"pareto-table\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string body = page.substr(table, page.find("</table>", table) - table);
+  size_t trs = 0;
+  for (size_t at = body.find("<tr"); at != std::string::npos; at = body.find("<tr", at + 1)) ++trs;
+  EXPECT_EQ(trs, rows + 1);  // a header row, then one row per front trial
+  EXPECT_NE(body.find("activation=tanh"), std::string::npos);
+  // The answers name each dataset's fronts: iris from #1 to #7 against the parameter count.
+  EXPECT_NE(page.find("4 non-dominated against parameter count, from #1 (0.85, 1000 parameters) "
+                      "to #7 (0.97, 8000 parameters)"),
+            std::string::npos);
 }
 
 }  // namespace

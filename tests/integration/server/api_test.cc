@@ -142,6 +142,82 @@ TEST_F(ApiTest, LeaderboardRanksWithinEachDataset) {
   expect_error("/api/v1/studies/nope/leaderboard", 404, "no study named 'nope'");
 }
 
+// /pareto: each dataset's fronts (metric against parameter count, and against training
+// time) are exactly the trials no other of the dataset dominates, worked out here by brute
+// force from /trials; the parameter count each trial recorded is that of its network.
+TEST_F(ApiTest, ParetoFrontsAreTheNonDominatedTrialsOfEachDataset) {
+  auto [code, all] = get("/api/v1/studies/api-study/trials?limit=1000");
+  ASSERT_EQ(code, 200);
+  auto [code1, p] = get("/api/v1/studies/api-study/pareto");
+  ASSERT_EQ(code1, 200) << p.dump();
+  EXPECT_EQ(p["metric"], "val_accuracy");
+  EXPECT_EQ(p["goal"], "maximize");
+  EXPECT_EQ(p["limit"], 5000);
+  ASSERT_EQ(p["datasets"].size(), 2u);
+  // iris: 4 features, 3 classes; wine: 13 features, 3 classes; 16 units per hidden layer.
+  const std::map<std::string, int64_t> features = {{"iris", 4}, {"wine", 13}};
+  for (const json& d : p["datasets"]) {
+    const std::string dataset = d["dataset"];
+    struct Row {
+      int64_t number;
+      double value, params, seconds;
+    };
+    std::vector<Row> rows;
+    for (const json& t : all["trials"])
+      if (t["dataset"] == dataset && t["status"] == "completed" && t["value"].is_number())
+        rows.push_back({t["number"], t["value"], 0, t["seconds"]});
+    // The parameter count of each point, checked against the architecture.
+    const json& pts = d["points"];
+    ASSERT_EQ(pts["total"], rows.size());
+    ASSERT_EQ(pts["returned"], rows.size());
+    for (size_t i = 0; i < pts["number"].size(); ++i) {
+      const int64_t depth = pts["params"]["hidden_layers"][i];
+      const int64_t n = features.at(dataset);
+      EXPECT_EQ(pts["parameter_count"][i], n * 16 + 16 + (depth - 1) * (16 * 16 + 16) + 16 * 3 + 3)
+          << dataset << " trial " << pts["number"][i];
+      for (Row& r : rows)
+        if (r.number == pts["number"][i]) r.params = pts["parameter_count"][i];
+    }
+    for (const char* cost : {"parameter_count", "seconds"}) {
+      const auto cost_of = [&](const Row& r) {
+        return std::string(cost) == "seconds" ? r.seconds : r.params;
+      };
+      std::vector<int64_t> want;
+      for (const Row& a : rows) {
+        bool dominated = false;
+        for (const Row& b : rows)
+          dominated = dominated || (b.value >= a.value && cost_of(b) <= cost_of(a) &&
+                                    (b.value > a.value || cost_of(b) < cost_of(a)));
+        if (!dominated) want.push_back(a.number);
+      }
+      std::vector<int64_t> got;
+      double last = -1;
+      for (const json& t : d["fronts"][cost]["trials"]) {
+        got.push_back(t["number"]);
+        EXPECT_GE(t[cost].get<double>(), last) << "cheapest first";
+        last = t[cost].get<double>();
+        EXPECT_TRUE(t["params"].contains("activation")) << t.dump();
+      }
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << dataset << " against " << cost;
+      EXPECT_FALSE(got.empty());
+      EXPECT_EQ(d["fronts"][cost]["without_cost"], 0);
+    }
+  }
+  // Fewer points when asked, every front trial kept.
+  auto [code2, thin] = get("/api/v1/studies/1/pareto?limit=1");
+  ASSERT_EQ(code2, 200);
+  EXPECT_EQ(thin["limit"], 1);
+  EXPECT_LT(thin["datasets"][0]["points"]["returned"], thin["datasets"][0]["points"]["total"]);
+  EXPECT_EQ(thin["datasets"][0]["fronts"], p["datasets"][0]["fronts"]);
+
+  // Bounded, and a bad limit is a 400 naming it.
+  expect_error("/api/v1/studies/api-study/pareto?limit=0", 400, "limit: expected an integer");
+  expect_error("/api/v1/studies/api-study/pareto?limit=50001", 400, "limit: expected an integer");
+  expect_error("/api/v1/studies/api-study/pareto?limit=1e3", 400, "limit: expected an integer");
+  expect_error("/api/v1/studies/nope/pareto", 404, "no study named 'nope'");
+}
+
 TEST_F(ApiTest, TrialsArePagedFilteredAndSorted) {
   auto [code, page] = get("/api/v1/studies/api-study/trials?limit=10&offset=20");
   ASSERT_EQ(code, 200);

@@ -74,7 +74,8 @@ TEST(HtmlPage, SelfContainedPageOfSyntheticFindings) {
   testing::ViewBuilder b({"hidden_layers", "activation"});
   for (int depth : {1, 2, 4})
     for (const char* act : {"relu", "tanh"})
-      b.add("iris", {{"hidden_layers", depth}, {"activation", act}}, 0.5 + 0.1 * depth, depth);
+      b.add("iris", {{"hidden_layers", depth}, {"activation", act}}, 0.5 + 0.1 * depth, depth)
+          .parameters(100 * depth);
   const Findings f = analyse(b.view());
   store::StudyRecord study;
   study.id = 7;
@@ -87,7 +88,11 @@ TEST(HtmlPage, SelfContainedPageOfSyntheticFindings) {
   EXPECT_EQ(findings["trials"]["left_out"]["not_finished"], 2);
   EXPECT_EQ(findings["study"]["varied_parameters"], (json{"hidden_layers", "activation"}));
   EXPECT_EQ(findings["depth"]["curves"].size(), 2u);
-  EXPECT_EQ(findings["rules"].size(), 6u);
+  EXPECT_EQ(findings["rules"].size(), 7u);
+  // Deeper is better and costlier: every depth is on the fronts, both activations tie.
+  ASSERT_EQ(findings["pareto"].size(), 1u);
+  EXPECT_EQ(findings["pareto"][0]["fronts"]["parameter_count"]["trials"].size(), 6u);
+  EXPECT_EQ(findings["pareto"][0]["fronts"]["seconds"]["trials"].size(), 6u);
 
   const std::string html = render_html(findings, json::object({{"x", "hidden_layers"}}));
   EXPECT_NE(html.find("layerlab report: syn&lt;thetic&gt;"), std::string::npos);
@@ -95,7 +100,10 @@ TEST(HtmlPage, SelfContainedPageOfSyntheticFindings) {
   EXPECT_NE(html.find("Plotly"), std::string::npos);
   EXPECT_FALSE(std::regex_search(html, std::regex("<(script|link|img|iframe)[^>]*(src|href)=")));
   for (const char* id : {"plot-depth", "plot-time-fit", "plot-importance", "plot-study-metric",
-                         "plot-study-curves", "id=\"best-table\"", "id=\"rules\""})
+                         "plot-study-curves", "id=\"best-table\"", "id=\"rules\"",
+                         "plot-pareto-parameters", "plot-pareto-seconds", "id=\"pareto-table\"",
+                         "6 non-dominated against parameter count, from #0 (0.6, 100 parameters) "
+                         "to #5 (0.9, 400 parameters)"})
     EXPECT_NE(html.find(id), std::string::npos) << id;
 }
 

@@ -52,6 +52,12 @@ class ViewBuilder {
     return *this;
   }
 
+  // The parameter count of the trial added last.
+  ViewBuilder& parameters(double count) {
+    view_.trials.back().parameter_count = count;
+    return *this;
+  }
+
   const analysis::StudyView& view() const { return view_; }
 
  private:

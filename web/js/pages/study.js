@@ -1,7 +1,8 @@
 // #/study/ID : one study. Header with status and progress, the best trial (of each
-// dataset), six views (metric and training time against a parameter, optimisation
-// history, parallel coordinates, learning curves, trials table), the leaderboard of each
-// dataset and the details of the selected trial.
+// dataset), seven views (metric and training time against a parameter, accuracy against
+// cost with each dataset's Pareto front, optimisation history, parallel coordinates,
+// learning curves, trials table), the leaderboard of each dataset and the details of the
+// selected trial.
 // Live: trial events update the counts and (throttled to about once a second) the plots
 // and the table page; epoch events extend the curves of selected trials; resync refetches
 // everything. The page never reloads.
@@ -13,8 +14,8 @@ import { bestNote, fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../fo
 import { refresher } from '../throttle.js';
 import { markError, markLoading, purge, renderFigure } from '../charts.js';
 import {
-  PALETTE, curvesFigure, emptyFigure, historyFigure, label, metricFigure, parcoordsFields,
-  parcoordsFigure, timeFigure, yLabel,
+  PALETTE, PARETO_COSTS, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
+  parcoordsFields, parcoordsFigure, timeFigure, yLabel,
 } from '../plots.js';
 import { countChips, progressBar } from '../components/progress.js';
 import { TrialsTable } from '../components/trials_table.js';
@@ -26,6 +27,7 @@ const MAX_CURVES = 6;
 const HISTORY_LIMIT = 5000;
 const PARCOORDS_LIMIT = 1000;
 const LEADERBOARD_LIMIT = 10;
+const PARETO_LIMIT = 5000; // points per dataset; the fronts come in full
 
 function plotCard({ id, title, subtitle, controls, wide, extra }) {
   const titleEl = h('h2', { class: 'card-title' }, title);
@@ -88,7 +90,7 @@ export function mount(root, { id: studyId }, ctx) {
   let study = null;
   let table = null;
   let leaderboard = null; // GET /leaderboard: each dataset's best trials
-  const opts = { x: '', group: '', y: 'value' };
+  const opts = { x: '', group: '', y: 'value', cost: 'parameter_count' };
   const selected = new Map(); // trial id -> {trial, curve, attempt, color}
   let colorNext = 0;
   let focused = null; // trial id whose details are shown
@@ -120,6 +122,8 @@ export function mount(root, { id: studyId }, ctx) {
   const metric = plotCard({ id: 'plot-metric', title: 'Metric', subtitle: 'mean \u00b1 std over the trials at each x (e.g. seeds), per dataset', controls: xCtl, wide: true });
   const time = plotCard({ id: 'plot-time', title: 'Training time', subtitle: 'mean \u00b1 std; dashed: least-squares fit' });
   const history = plotCard({ id: 'plot-history', title: 'Optimisation history', subtitle: 'finished trials by number; line: best so far' });
+  const costCtl = h('div', { class: 'controls' });
+  const pareto = plotCard({ id: 'plot-pareto', title: 'Accuracy against cost', subtitle: 'every completed trial (grey) and each dataset\u2019s Pareto front: no other trial is as good for less; hover for the configuration, click to inspect', controls: costCtl, wide: true });
   const parcoords = plotCard({ id: 'plot-parcoords', title: 'Parameters and value', subtitle: 'one line per finished trial; drag along an axis to filter', wide: true });
   const curveChips = h('div', { class: 'curve-chips', id: 'curve-chips' });
   const curves = plotCard({ id: 'plot-curves', title: 'Learning curves', subtitle: 'dashed: train loss, solid: validation loss', extra: curveChips });
@@ -137,8 +141,8 @@ export function mount(root, { id: studyId }, ctx) {
 
   fill(root,
     h('div', { class: 'study-top' }, head, bestEl),
-    h('div', { class: 'grid' }, metric.card, lbCard, time.card, history.card, parcoords.card, curves.card, detailsCard, tableCard));
-  for (const p of [metric, time, history, parcoords, curves]) markLoading(p.div);
+    h('div', { class: 'grid' }, metric.card, lbCard, time.card, history.card, pareto.card, parcoords.card, curves.card, detailsCard, tableCard));
+  for (const p of [metric, time, history, pareto, parcoords, curves]) markLoading(p.div);
 
   // ---- header and best trial --------------------------------------------------------
   function renderHead() {
@@ -228,6 +232,8 @@ export function mount(root, { id: studyId }, ctx) {
       }),
       select('ctl-group', 'group', [['', 'none'], ...params.filter((p) => p !== opts.x).map((p) => [p, label(p)])], opts.group,
         (v) => { opts.group = v; loadMetric(); }));
+    fill(costCtl, select('ctl-cost', 'against', Object.entries(PARETO_COSTS), opts.cost,
+      (v) => { opts.cost = v; loadPareto(); }));
   }
 
   // ---- loaders ----------------------------------------------------------------------
@@ -310,6 +316,22 @@ export function mount(root, { id: studyId }, ctx) {
     const url = endpoints.columns(studyId, { fields: 'number,value,dataset', limit: HISTORY_LIMIT });
     return plot(history, 'plot-history', url, (c) => historyFigure(c, { goal: study.goal, metric: study.metric }),
       { inputs: `${study.goal} ${study.metric}` });
+  }
+
+  // Accuracy against cost: the fronts come from the server (analysis/pareto.h), per dataset.
+  async function loadPareto() {
+    const url = endpoints.pareto(studyId, { limit: PARETO_LIMIT });
+    await plot(pareto, 'plot-pareto', url,
+      (j) => paretoFigure(j, { cost: opts.cost, parameters: variedParams(study) }), { inputs: opts.cost });
+    if (alive && !pareto.clicks && typeof pareto.div.on === 'function') {
+      pareto.clicks = true;
+      pareto.div.on('plotly_click', (ev) => {
+        const pt = ev && ev.points && ev.points[0];
+        if (!pt || !pt.customdata) return;
+        const [id, number] = pt.customdata;
+        selectTrial({ id, number, dataset: pt.data.meta && pt.data.meta.dataset }, true);
+      });
+    }
   }
 
   async function loadLeaderboard() {
@@ -459,7 +481,7 @@ export function mount(root, { id: studyId }, ctx) {
     const ok = studyFresh || await loadStudy();
     studyFresh = false;
     if (!ok || !alive) return;
-    const jobs = [loadMetric(), loadTime(), loadHistory(), table.load(), loadParcoords(), loadLeaderboard()];
+    const jobs = [loadMetric(), loadTime(), loadHistory(), loadPareto(), table.load(), loadParcoords(), loadLeaderboard()];
     if (focused !== null && focusedTrial && !FINAL.has(focusedTrial.status)) {
       jobs.push(fetchTrial(focused).then(scheduleCurves).catch(() => {}));
     }
@@ -479,7 +501,7 @@ export function mount(root, { id: studyId }, ctx) {
   async function start() {
     const ok = await loadStudy();
     if (!ok || !alive) {
-      for (const p of [metric, time, history, parcoords, curves]) {
+      for (const p of [metric, time, history, pareto, parcoords, curves]) {
         if (alive) markError(p.div);
       }
       return;
@@ -522,10 +544,10 @@ export function mount(root, { id: studyId }, ctx) {
   return () => {
     alive = false;
     document.removeEventListener('visibilitychange', onVisible);
-    for (const p of [metric, time, history, parcoords]) clearTimeout(p.timer);
+    for (const p of [metric, time, history, pareto, parcoords]) clearTimeout(p.timer);
     refresh.stop();
     if (events) events.close();
     if (curvesFrame) cancelAnimationFrame(curvesFrame);
-    for (const p of [metric, time, history, parcoords, curves]) purge(p.div);
+    for (const p of [metric, time, history, pareto, parcoords, curves]) purge(p.div);
   };
 }
