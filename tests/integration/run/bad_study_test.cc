@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "integration/run_command.h"
+#include "integration/study_commands.h"
 
 namespace layerlab {
 namespace {
@@ -25,13 +26,12 @@ std::vector<std::string> bad_files() {
 class BadStudyFile : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = testing::fresh_dir("bad-study");
-    store_ = "sqlite:" + (dir_ / "layerlab.db").string();
-    std::ofstream(dir_ / "ok.yaml") << "name: ok\ndatasets: [iris]\nparameters:\n"
-                                       "  units: {values: [4, 8]}\n  epochs: {value: 2}\n";
-    const auto r = testing::run_layerlab("run " + (dir_ / "ok.yaml").string() +
-                                         " --workers 1 --store " + store_);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const testing::Study s =
+        testing::finished_study("bad-study",
+                                "name: ok\ndatasets: [iris]\nparameters:\n  units: {values: [4, "
+                                "8]}\n  epochs: {value: 2}\n");
+    dir_ = s.dir;
+    store_ = s.store;
   }
   static json studies() {
     const auto r = testing::run_layerlab("studies --json --store " + store_);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "integration/study_commands.h"
 #include "server_process.h"
 #include "support/raw_http.h"
 
@@ -25,12 +26,9 @@ parameters:
 class HostileTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::filesystem::path(fresh_dir("server-hostile"));
-    std::ofstream(*dir_ / "study.yaml") << kHostileStudy;
-    url_ = new std::string("sqlite:" + (*dir_ / "store.db").string());
-    const CommandResult r =
-        run_layerlab("run " + (*dir_ / "study.yaml").string() + " --store " + *url_ + " -w 1");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Study s = finished_study("server-hostile", kHostileStudy);
+    dir_ = new std::filesystem::path(s.dir);
+    url_ = new std::string(s.store);
     std::filesystem::create_directories(*dir_ / "data");
     std::ofstream(*dir_ / "data" / "good.csv") << "a,b,label\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n";
     std::filesystem::create_symlink("/etc", *dir_ / "data" / "etc");
