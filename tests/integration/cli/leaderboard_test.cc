@@ -39,8 +39,8 @@ std::map<std::string, Expected> expected_boards(const json& exported, bool maxim
     Expected& e = out[dataset];
     for (const auto& [key, number] : r) e.numbers.push_back(number);
     e.best = maximize ? -r[0].first : r[0].first;
-    e.ties =
-        std::count_if(r.begin(), r.end(), [&](const auto& x) { return x.first == r[0].first; });
+    const double top = r[0].first;  // clang 14 lambdas cannot capture structured bindings
+    e.ties = std::count_if(r.begin(), r.end(), [&](const auto& x) { return x.first == top; });
   }
   return out;
 }

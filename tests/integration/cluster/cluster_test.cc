@@ -34,6 +34,7 @@ using testing::run_args;
 using testing::run_layerlab;
 using testing::spawn_layerlab;
 using testing::Study;
+using testing::test_name;
 using testing::trials_by_number;
 using testing::wait_exit;
 using testing::wait_finished;
