@@ -74,6 +74,14 @@ class Backend {
   // Matrix work.
   virtual void gemm(const GemmArgs& g) = 0;
 
+  // gemm(g), then bias_activation_forward(a, g.batch, g.m, g.n, bias, g.c, y): C must be
+  // [batch][m][n] contiguous (ldc == n, stride_c == m * n). A backend may fuse the two (the
+  // CPU backend does, in its small-matrix kernels); the results are the same.
+  virtual void gemm_bias_activation(const GemmArgs& g, Activation a, PackedVector bias, float* y) {
+    gemm(g);
+    bias_activation_forward(a, g.batch, g.m, g.n, bias, g.c, y);
+  }
+
   // dst[p][r][:] = src[idx[p * idx_stride + r]][:] (src is shared by all members; cols
   // floats per row).
   virtual void gather_rows(int pack, int rows, int cols, const float* src, const int32_t* idx,

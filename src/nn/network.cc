@@ -272,21 +272,19 @@ const float* Network::forward(const float* x, int rows, bool training,
     g.b = params_.data() + l.w, g.ldb = l.in, g.stride_b = stride_;
     g.c = l.z.data(), g.ldc = l.out, g.stride_c = static_cast<int64_t>(rows) * l.out;
     g.batch = pack_;
-    b_.gemm(g);
     if (!l.hidden) {
-      b_.bias_activation_forward(Activation::kLinear, pack_, rows, l.out, at(params_, l.b),
-                                 l.z.data(), l.z.data());
+      b_.gemm_bias_activation(g, Activation::kLinear, at(params_, l.b), l.z.data());
       return l.z.data();
     }
     if (arch_.batch_norm) {
+      b_.gemm(g);
       b_.bias_activation_forward(Activation::kLinear, pack_, rows, l.out, at(params_, l.b),
                                  l.z.data(), l.z.data());
       b_.batchnorm_forward(pack_, rows, l.out, l.z.data(), l.xhat.data(), l.z.data(), bn_state(l),
                            training);
       b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, {}, l.z.data(), l.a.data());
     } else {
-      b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, at(params_, l.b), l.z.data(),
-                                 l.a.data());
+      b_.gemm_bias_activation(g, arch_.activation, at(params_, l.b), l.a.data());
     }
     if (l.h.size()) {
       const int64_t n = static_cast<int64_t>(pack_) * rows * l.out;
