@@ -159,22 +159,29 @@ void run(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const flo
     panel = panel_store.data();
   }
   const bool epilogue = e.bias || e.y;
-  for (int j0 = 0; j0 < n; j0 += kPanel) {
+  auto do_tile = [&](int i0, int rows, int j0, const float* bp, int64_t ldbp) {
     const int cols = std::min(kPanel, n - j0);
-    const float* bp = b + j0;
-    int64_t ldbp = ldb;
-    if (trans_b) {
-      pack_transposed(b + static_cast<int64_t>(j0) * ldb, ldb, k, cols, panel);
-      bp = panel, ldbp = kPanel;
-    }
     const int vecs = cols > 8 ? 2 : 1;
     const int last = cols - 8 * (vecs - 1);
-    const bool masked = last != 8;
+    kTiles[vecs - 1][last != 8][rows - 1](k, a + i0 * ars, ars, acs, bp, ldbp, last, alpha, beta,
+                                          c + static_cast<int64_t>(i0) * ldc + j0, ldc);
+    if (epilogue) apply_epilogue<A>(e, rows, cols, i0, j0, c, ldc);
+  };
+  if (!trans_b) {
+    // B as it is: a row of tiles at a time, so A's few rows stay in registers' reach (L1)
+    // and B, read once per row of tiles, streams.
     for (int i0 = 0; i0 < m;) {
       const int rows = next_tile_rows(m - i0);
-      kTiles[vecs - 1][masked][rows - 1](k, a + i0 * ars, ars, acs, bp, ldbp, last, alpha, beta,
-                                         c + static_cast<int64_t>(i0) * ldc + j0, ldc);
-      if (epilogue) apply_epilogue<A>(e, rows, cols, i0, j0, c, ldc);
+      for (int j0 = 0; j0 < n; j0 += kPanel) do_tile(i0, rows, j0, b + j0, ldb);
+      i0 += rows;
+    }
+    return;
+  }
+  for (int j0 = 0; j0 < n; j0 += kPanel) {
+    pack_transposed(b + static_cast<int64_t>(j0) * ldb, ldb, k, std::min(kPanel, n - j0), panel);
+    for (int i0 = 0; i0 < m;) {
+      const int rows = next_tile_rows(m - i0);
+      do_tile(i0, rows, j0, panel, kPanel);
       i0 += rows;
     }
   }
