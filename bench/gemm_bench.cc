@@ -179,6 +179,45 @@ void BM_Peak(benchmark::State& state, int size) {
   finish(state, s);
 }
 
+// Every product of one training step of the digits network (64 inputs, 8 hidden layers of
+// 128, 10 classes, batch 32), in the step's order, on OpenBLAS or on the AVX2 kernels: the
+// GEMM throughput training gets, to set against the large-SGEMM peak of the same run.
+void BM_Step(benchmark::State& state, bool own) {
+  if (own && !backend::cpu::have_avx2_fma()) {
+    state.SkipWithError("no AVX2/FMA");
+    return;
+  }
+  openblas_set_num_threads(1);
+  std::vector<int> widths = {64, 128, 128, 128, 128, 128, 128, 128, 128, 10};
+  const int batch = 32;
+  std::vector<Shape> step;
+  for (size_t l = 0; l + 1 < widths.size(); ++l)
+    step.push_back({"fwd", batch, widths[l + 1], widths[l]});
+  for (size_t l = widths.size() - 1; l-- > 0;) {
+    step.push_back({"dw", widths[l + 1], widths[l], batch});
+    if (l > 0) step.push_back({"dx", batch, widths[l], widths[l + 1]});
+  }
+  std::vector<Operands> ops;
+  double step_flops = 0;
+  for (const Shape& s : step) ops.emplace_back(s), step_flops += flops(s);
+  for (auto _ : state) {
+    for (size_t i = 0; i < step.size(); ++i) {
+      const Shape& s = step[i];
+      Operands& o = ops[i];
+      if (own)
+        backend::cpu::sgemm_avx2(s.trans_a(), s.trans_b(), s.m, s.n, s.k, 1.f, o.a.data(), o.lda,
+                                 o.b.data(), o.ldb, 0.f, o.c.data(), s.n, {});
+      else
+        cblas_sgemm(CblasRowMajor, s.trans_a() ? CblasTrans : CblasNoTrans,
+                    s.trans_b() ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.f, o.a.data(), o.lda,
+                    o.b.data(), o.ldb, 0.f, o.c.data(), s.n);
+      benchmark::DoNotOptimize(o.c.data());
+    }
+  }
+  state.counters["gflops"] =
+      benchmark::Counter(step_flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
 template <typename F>
 void add(const char* candidate, F f, const Shape& s, bool fused) {
   const std::string name = std::string(candidate) + "/" + s.op + (fused ? "_bias_relu" : "") + "/" +
@@ -202,6 +241,8 @@ int main(int argc, char** argv) {
       {"dw", 256, 256, 128},   {"dx", 128, 256, 256},  {"fwd", 256, 1024, 1024},
       {"dw", 1024, 1024, 256}, {"dx", 256, 1024, 1024}};
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
+  benchmark::RegisterBenchmark("step/openblas/digits_8x128_b32", BM_Step, false)->MinTime(0.3);
+  benchmark::RegisterBenchmark("step/own/digits_8x128_b32", BM_Step, true)->MinTime(0.3);
   for (const Shape& s : shapes) {
     add("openblas", BM_Openblas, s, false);
     add("own", BM_Own, s, false);
@@ -219,6 +260,8 @@ int main(int argc, char** argv) {
 #endif
     }
   }
+  benchmark::RegisterBenchmark("step/openblas/digits_8x128_b32", BM_Step, false)->MinTime(0.3);
+  benchmark::RegisterBenchmark("step/own/digits_8x128_b32", BM_Step, true)->MinTime(0.3);
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
