@@ -29,11 +29,29 @@ __m256i column_mask(int cols) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskSource + 8 - cols));
 }
 
+// The epilogue done in registers, on the tile's columns: bias (may be null) and y (may be
+// null, or c itself) start at the tile's first column (and row, for y).
+struct InRegister {
+  const float* bias;
+  float* y;
+  int64_t ldy;
+};
+// What a tile does after the product: nothing; bias (and y = z); bias and y = relu(z).
+enum Fuse { kNone, kBiasLinear, kBiasRelu, kFuses };
+
+inline void store(float* p, __m256 v, bool masked, __m256i mask) {
+  if (masked)
+    _mm256_maskstore_ps(p, mask, v);
+  else
+    _mm256_storeu_ps(p, v);
+}
+
 // C[ROWS][8 * VECS] (the last vector only its first `last` lanes when MASKED) =
-// alpha * sum_kk A(i, kk) B[kk][j] + beta * C. A(i, kk) is a[i * ars + kk * acs].
-template <int ROWS, int VECS, bool MASKED>
+// alpha * sum_kk A(i, kk) B[kk][j] + beta * C, then the FUSE epilogue. A(i, kk) is
+// a[i * ars + kk * acs].
+template <int ROWS, int VECS, bool MASKED, int FUSE>
 void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, int last,
-          float alpha, float beta, float* c, int64_t ldc) {
+          float alpha, float beta, float* c, int64_t ldc, const InRegister& f) {
   const __m256i mask = column_mask(MASKED ? last : 8);
   __m256 acc[ROWS][VECS];
 #pragma GCC unroll 8
@@ -68,29 +86,39 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
             masked ? _mm256_maskload_ps(ci + 8 * v, mask) : _mm256_loadu_ps(ci + 8 * v);
         r = _mm256_add_ps(r, beta == 1.f ? old : _mm256_mul_ps(vb, old));
       }
-      if (masked)
-        _mm256_maskstore_ps(ci + 8 * v, mask, r);
-      else
-        _mm256_storeu_ps(ci + 8 * v, r);
+      // bias_activation_forward's operations: z += bias, y = f(z) (relu: z > 0 ? z : 0,
+      // which max(z, 0) is for -0 and NaN too, its second operand winning those).
+      if (FUSE != kNone && f.bias)
+        r = _mm256_add_ps(
+            r, masked ? _mm256_maskload_ps(f.bias + 8 * v, mask) : _mm256_loadu_ps(f.bias + 8 * v));
+      store(ci + 8 * v, r, masked, mask);
+      if (FUSE != kNone && f.y)
+        store(f.y + i * f.ldy + 8 * v,
+              FUSE == kBiasRelu ? _mm256_max_ps(r, _mm256_setzero_ps()) : r, masked, mask);
     }
   }
 }
 
 using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, int, float,
-                        float, float*, int64_t);
+                        float, float*, int64_t, const InRegister&);
 
-template <int VECS, bool MASKED, size_t... R>
+template <int VECS, bool MASKED, int FUSE, size_t... R>
 constexpr auto tiles_of(std::index_sequence<R...>) {
-  return std::array<TileFn, sizeof...(R)>{&tile<static_cast<int>(R) + 1, VECS, MASKED>...};
+  return std::array<TileFn, sizeof...(R)>{&tile<static_cast<int>(R) + 1, VECS, MASKED, FUSE>...};
 }
 
-// [vectors - 1][masked][rows - 1]
-const std::array<std::array<std::array<TileFn, kTileRows>, 2>, 2> kTiles = {{
-    {{tiles_of<1, false>(std::make_index_sequence<kTileRows>{}),
-      tiles_of<1, true>(std::make_index_sequence<kTileRows>{})}},
-    {{tiles_of<2, false>(std::make_index_sequence<kTileRows>{}),
-      tiles_of<2, true>(std::make_index_sequence<kTileRows>{})}},
-}};
+template <int FUSE>
+constexpr auto tiles_fusing() {
+  constexpr auto rows = std::make_index_sequence<kTileRows>{};
+  return std::array<std::array<std::array<TileFn, kTileRows>, 2>, 2>{{
+      {{tiles_of<1, false, FUSE>(rows), tiles_of<1, true, FUSE>(rows)}},
+      {{tiles_of<2, false, FUSE>(rows), tiles_of<2, true, FUSE>(rows)}},
+  }};
+}
+
+// [fuse][vectors - 1][masked][rows - 1]
+const std::array<std::array<std::array<std::array<TileFn, kTileRows>, 2>, 2>, kFuses> kTiles = {
+    tiles_fusing<kNone>(), tiles_fusing<kBiasLinear>(), tiles_fusing<kBiasRelu>()};
 
 // Rows of the next tile when `left` rows remain: full tiles, and a short remainder shared
 // with the tile before it (8 -> 4 + 4) so that no tile has too few accumulators to hide the
@@ -158,14 +186,24 @@ void run(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const flo
       panel_store.resize(static_cast<size_t>(k) * kPanel);
     panel = panel_store.data();
   }
+  // Linear and relu (with or without bias) are done in registers; the other activations
+  // by a pass over each finished tile.
   const bool epilogue = e.bias || e.y;
+  const int fuse = !epilogue                  ? kNone
+                   : A == Activation::kLinear ? kBiasLinear
+                   : A == Activation::kRelu   ? kBiasRelu
+                                              : kNone;
+  const bool after = epilogue && fuse == kNone;
   auto do_tile = [&](int i0, int rows, int j0, const float* bp, int64_t ldbp) {
     const int cols = std::min(kPanel, n - j0);
     const int vecs = cols > 8 ? 2 : 1;
     const int last = cols - 8 * (vecs - 1);
-    kTiles[vecs - 1][last != 8][rows - 1](k, a + i0 * ars, ars, acs, bp, ldbp, last, alpha, beta,
-                                          c + static_cast<int64_t>(i0) * ldc + j0, ldc);
-    if (epilogue) apply_epilogue<A>(e, rows, cols, i0, j0, c, ldc);
+    const InRegister f{e.bias ? e.bias + j0 : nullptr,
+                       e.y ? e.y + static_cast<int64_t>(i0) * e.ldy + j0 : nullptr, e.ldy};
+    kTiles[fuse][vecs - 1][last != 8][rows - 1](k, a + i0 * ars, ars, acs, bp, ldbp, last, alpha,
+                                                beta, c + static_cast<int64_t>(i0) * ldc + j0, ldc,
+                                                f);
+    if (after) apply_epilogue<A>(e, rows, cols, i0, j0, c, ldc);
   };
   if (!trans_b) {
     // B as it is: a row of tiles at a time, so A's few rows stay in registers' reach (L1)

@@ -167,7 +167,12 @@ TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
                       z1.data(), c.n, {});
       // Large pre-activations too, where softplus and the exponentials change regime.
       for (size_t i = 0; i < size; i += 5) z1[i] *= 40.f;
+      // And the values where max(z, 0) and z > 0 ? z : 0 could part: NaN, infinities.
+      z1[1] = -0.f, z1[2] = std::nanf(""), z1[3] = INFINITY, z1[4] = -INFINITY;
       z2 = z1;
+      // The product of depth 0 below makes -0 + 0 of -0 first: do the same here.
+      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 1.f,
+                      z1.data(), c.n, {});
       backend->bias_activation_forward(act, 1, c.m, c.n,
                                        {with_bias ? const_cast<float*>(bias.data()) : nullptr, 0},
                                        z1.data(), y1.data());
@@ -178,6 +183,30 @@ TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
       e.y = y2.data();
       e.ldy = c.n;
       cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 1.f,
+                      z2.data(), c.n, e);
+      ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
+    }
+  }
+}
+
+// The same through a product of depth > 0: gemm then bias_activation_forward, or fused.
+TEST_F(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
+  auto backend = make_cpu_backend(1);
+  for (Activation act : {Activation::kLinear, Activation::kRelu, Activation::kTanh}) {
+    for (int n : {7, 16, 37}) {
+      const Case c{false, true, 11, n, 19, 0, 1.f, 0.f};
+      SCOPED_TRACE(c.str() + " activation " + std::to_string(static_cast<int>(act)));
+      Operands o(c, 23);
+      const std::vector<float> bias = random(c.n, 5);
+      const size_t size = static_cast<size_t>(c.m) * c.n;
+      std::vector<float> z1(size), y1(size), z2(size), y2(size);
+      cpu::sgemm_avx2(false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
+                      z1.data(), c.n, {});
+      backend->bias_activation_forward(act, 1, c.m, c.n, {const_cast<float*>(bias.data()), 0},
+                                       z1.data(), y1.data());
+      cpu::GemmEpilogue e{bias.data(), act, y2.data(), c.n};
+      cpu::sgemm_avx2(false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
                       z2.data(), c.n, e);
       ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
       ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
