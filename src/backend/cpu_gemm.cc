@@ -16,9 +16,10 @@ bool have_avx2_fma() {
   return have;
 }
 
-// Up to 128 x 256 x 256, where bench/gemm_bench measured the kernels level with OpenBLAS
-// (docs/benchmarks.md); below it they are 1.1-2x faster, above it OpenBLAS's packing pays.
-constexpr double kSmallGemmMaxFlops = 2.0 * 128 * 256 * 256;
+// Up to 128 x 128 x 128 (or 32 x 256 x 256): bench/gemm_bench measured the kernels 1.1-2x
+// OpenBLAS below it (3 of 3 products faster at 32 x 256 x 256, 2 of 3 at 128^3), mixed at
+// twice that (64 x 256 x 256: 1 of 3) and mostly slower from four times (docs/benchmarks.md).
+constexpr double kSmallGemmMaxFlops = 2.0 * 128 * 128 * 128;
 
 bool use_small_gemm(int m, int n, int k) {
   const double flops = 2.0 * m * n * k;
