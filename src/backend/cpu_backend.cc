@@ -103,6 +103,21 @@ class CpuBackend final : public Backend {
     }
   }
 
+  void gemm_activation_backward(const GemmArgs& g, Activation a, const float* z, const float* y,
+                                PackedVector bias_grad) override {
+    // Linear and relu in the kernels' registers; the others gained nothing from a pass over
+    // each tile (perf and farm-bench, docs/benchmarks.md), so they stay unfused.
+    if (!use_small_gemm(g) || (a != Activation::kLinear && a != Activation::kRelu))
+      return Backend::gemm_activation_backward(g, a, z, y, bias_grad);
+    for (int p = 0; p < g.batch; ++p) {
+      cpu::GemmEpilogue e;
+      e.activation = a;
+      e.grad_z = z + p * g.stride_c;
+      e.bias_grad = bias_grad.data ? bias_grad.data + p * bias_grad.stride : nullptr;
+      small_gemm(g, p, e);
+    }
+  }
+
   void gather_rows(int pack, int rows, int cols, const float* src, const int32_t* idx,
                    int64_t idx_stride, float* dst) override {
     for (int p = 0; p < pack; ++p)

@@ -24,6 +24,12 @@ struct GemmEpilogue {
   Activation activation = Activation::kLinear;
   float* y = nullptr;  // null: c only
   int ldy = 0;
+  // Backward instead (when grad_z is set; linear and relu only): c[i][j] *= f'(grad_z[i][j])
+  // (the layer's pre-activation, leading dimension ldc), then, if bias_grad is set,
+  // bias_grad[j] = sum over i of c[i][j], rows in order: what activation_backward computes
+  // after the product, the same bits.
+  const float* grad_z = nullptr;
+  float* bias_grad = nullptr;
 };
 
 // True when this CPU has AVX2 and FMA (the kernels below need both).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cpu_gemm.h"
+#include "common/error.h"
 
 namespace layerlab::backend::cpu {
 namespace {
@@ -31,13 +32,19 @@ __m256i column_mask(int cols) {
 
 // The epilogue done in registers, on the tile's columns: bias (may be null) and y (may be
 // null, or c itself) start at the tile's first column (and row, for y).
+// Backward: z (the layer's pre-activation, leading dimension ldc) starts at the tile, the bias
+// gradient at its first column.
 struct InRegister {
   const float* bias;
   float* y;
   int64_t ldy;
+  const float* z;
+  float* bias_grad;
 };
-// What a tile does after the product: nothing; bias (and y = z); bias and y = relu(z).
-enum Fuse { kNone, kBiasLinear, kBiasRelu, kFuses };
+// What a tile does after the product: nothing; bias (and y = z); bias and y = relu(z);
+// backward through linear or relu: c *= f'(z) (relu: z > 0 ? 1 : 0), the bias gradient
+// gathering the rows in order.
+enum Fuse { kNone, kBiasLinear, kBiasRelu, kGradLinear, kGradRelu, kFuses };
 
 inline void store(float* p, __m256 v, bool masked, __m256i mask) {
   if (masked)
@@ -74,6 +81,15 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
     }
   }
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  constexpr bool grad = FUSE == kGradLinear || FUSE == kGradRelu;
+  __m256 bias_grad[VECS];
+#pragma GCC unroll 8
+  for (int v = 0; v < VECS; ++v) bias_grad[v] = _mm256_setzero_ps();
+  if (grad && f.bias_grad)
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v)
+      bias_grad[v] = MASKED && v == VECS - 1 ? _mm256_maskload_ps(f.bias_grad + 8 * v, mask)
+                                             : _mm256_loadu_ps(f.bias_grad + 8 * v);
 #pragma GCC unroll 8
   for (int i = 0; i < ROWS; ++i) {
     float* ci = c + i * ldc;
@@ -88,15 +104,29 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
       }
       // bias_activation_forward's operations: z += bias, y = f(z) (relu: z > 0 ? z : 0,
       // which max(z, 0) is for -0 and NaN too, its second operand winning those).
-      if (FUSE != kNone && f.bias)
+      // activation_backward's: dz = dy * (z > 0 ? 1 : 0) (false for NaN, as the compare
+      // here), then the column sums.
+      if (FUSE == kGradRelu) {
+        const float* zi = f.z + i * ldc + 8 * v;
+        const __m256 zv = masked ? _mm256_maskload_ps(zi, mask) : _mm256_loadu_ps(zi);
+        const __m256 one = _mm256_set1_ps(1.f);
+        r = _mm256_mul_ps(r,
+                          _mm256_and_ps(_mm256_cmp_ps(zv, _mm256_setzero_ps(), _CMP_GT_OQ), one));
+      }
+      if (grad && f.bias_grad) bias_grad[v] = _mm256_add_ps(bias_grad[v], r);
+      if ((FUSE == kBiasLinear || FUSE == kBiasRelu) && f.bias)
         r = _mm256_add_ps(
             r, masked ? _mm256_maskload_ps(f.bias + 8 * v, mask) : _mm256_loadu_ps(f.bias + 8 * v));
       store(ci + 8 * v, r, masked, mask);
-      if (FUSE != kNone && f.y)
+      if ((FUSE == kBiasLinear || FUSE == kBiasRelu) && f.y)
         store(f.y + i * f.ldy + 8 * v,
               FUSE == kBiasRelu ? _mm256_max_ps(r, _mm256_setzero_ps()) : r, masked, mask);
     }
   }
+  if (grad && f.bias_grad)
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v)
+      store(f.bias_grad + 8 * v, bias_grad[v], MASKED && v == VECS - 1, mask);
 }
 
 using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, int, float,
@@ -118,7 +148,8 @@ constexpr auto tiles_fusing() {
 
 // [fuse][vectors - 1][masked][rows - 1]
 const std::array<std::array<std::array<std::array<TileFn, kTileRows>, 2>, 2>, kFuses> kTiles = {
-    tiles_fusing<kNone>(), tiles_fusing<kBiasLinear>(), tiles_fusing<kBiasRelu>()};
+    tiles_fusing<kNone>(), tiles_fusing<kBiasLinear>(), tiles_fusing<kBiasRelu>(),
+    tiles_fusing<kGradLinear>(), tiles_fusing<kGradRelu>()};
 
 // Rows of the next tile when `left` rows remain: full tiles, and a short remainder shared
 // with the tile before it (8 -> 4 + 4) so that no tile has too few accumulators to hide the
@@ -186,20 +217,30 @@ void run(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const flo
       panel_store.resize(static_cast<size_t>(k) * kPanel);
     panel = panel_store.data();
   }
-  // Linear and relu (with or without bias) are done in registers; the other activations
-  // by a pass over each finished tile.
-  const bool epilogue = e.bias || e.y;
-  const int fuse = !epilogue                  ? kNone
-                   : A == Activation::kLinear ? kBiasLinear
-                   : A == Activation::kRelu   ? kBiasRelu
-                                              : kNone;
+  // Linear and relu (forward with or without bias; backward) are done in registers; the
+  // other activations by a pass over each finished tile.
+  const bool gradient = e.grad_z != nullptr;
+  if (gradient && e.bias_grad) std::fill(e.bias_grad, e.bias_grad + n, 0.f);
+  const bool epilogue = !gradient && (e.bias || e.y);
+  const bool linear = A == Activation::kLinear, relu = A == Activation::kRelu;
+  const int fuse = gradient   ? (linear ? kGradLinear
+                                 : relu ? kGradRelu
+                                        : kNone)
+                   : epilogue ? (linear ? kBiasLinear
+                                 : relu ? kBiasRelu
+                                        : kNone)
+                              : kNone;
   const bool after = epilogue && fuse == kNone;
+  if (gradient && fuse == kNone)
+    throw internal_error("sgemm_avx2: the backward epilogue does linear and relu only");
   auto do_tile = [&](int i0, int rows, int j0, const float* bp, int64_t ldbp) {
     const int cols = std::min(kPanel, n - j0);
     const int vecs = cols > 8 ? 2 : 1;
     const int last = cols - 8 * (vecs - 1);
     const InRegister f{e.bias ? e.bias + j0 : nullptr,
-                       e.y ? e.y + static_cast<int64_t>(i0) * e.ldy + j0 : nullptr, e.ldy};
+                       e.y ? e.y + static_cast<int64_t>(i0) * e.ldy + j0 : nullptr, e.ldy,
+                       gradient ? e.grad_z + static_cast<int64_t>(i0) * ldc + j0 : nullptr,
+                       e.bias_grad ? e.bias_grad + j0 : nullptr};
     kTiles[fuse][vecs - 1][last != 8][rows - 1](k, a + i0 * ars, ars, acs, bp, ldbp, last, alpha,
                                                 beta, c + static_cast<int64_t>(i0) * ldc + j0, ldc,
                                                 f);
@@ -231,7 +272,8 @@ void sgemm_avx2(bool trans_a, bool trans_b, int m, int n, int k, float alpha, co
                 int lda, const float* b, int ldb, float beta, float* c, int ldc,
                 const GemmEpilogue& epilogue) {
   if (m <= 0 || n <= 0) return;
-  with_activation(epilogue.y ? epilogue.activation : Activation::kLinear, [&](auto tag) {
+  const bool activation = epilogue.y || epilogue.grad_z;
+  with_activation(activation ? epilogue.activation : Activation::kLinear, [&](auto tag) {
     run<decltype(tag)::value>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                               epilogue);
   });

@@ -214,6 +214,71 @@ TEST_F(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
   }
 }
 
+// Through the backend, a pack of 2: the fused forward and backward products against the
+// unfused ones (the base class's definitions: gemm, then the element-wise op), bit for bit,
+// for every activation, at the digits network's shapes and odd ones.
+TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
+  auto backend = make_cpu_backend(1);
+  const Activation activations[] = {
+      Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
+      Activation::kElu,    Activation::kSelu,    Activation::kGelu,
+      Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
+  struct Dims {
+    int m, n, k;
+  };
+  for (const Dims d : {Dims{32, 128, 64}, Dims{29, 37, 11}, Dims{7, 10, 128}}) {
+    const int pack = 2;
+    const size_t a_size = static_cast<size_t>(pack) * d.m * d.k;
+    const size_t b_size = static_cast<size_t>(pack) * d.n * d.k;
+    const size_t c_size = static_cast<size_t>(pack) * d.m * d.n;
+    const std::vector<float> a = random(a_size, 1), w = random(b_size, 2),
+                             bias = random(static_cast<size_t>(pack) * d.n, 3);
+    std::vector<float> z = random(c_size, 4);
+    for (size_t i = 0; i < z.size(); i += 3) z[i] *= 30.f;
+    for (Activation act : activations) {
+      SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k) +
+                   " activation " + std::to_string(static_cast<int>(act)));
+      GemmArgs g;  // forward: X W^T
+      g.trans_b = true;
+      g.m = d.m, g.n = d.n, g.k = d.k;
+      g.a = a.data(), g.lda = d.k, g.stride_a = static_cast<int64_t>(d.m) * d.k;
+      g.b = w.data(), g.ldb = d.k, g.stride_b = static_cast<int64_t>(d.n) * d.k;
+      g.ldc = d.n, g.stride_c = static_cast<int64_t>(d.m) * d.n;
+      g.batch = pack;
+      const PackedVector b{const_cast<float*>(bias.data()), d.n};
+      std::vector<float> z1(c_size), y1(c_size), z2(c_size), y2(c_size);
+      g.c = z1.data();
+      backend->Backend::gemm_bias_activation(g, act, b, y1.data());
+      g.c = z2.data();
+      backend->gemm_bias_activation(g, act, b, y2.data());
+      ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), c_size * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), c_size * sizeof(float)));
+
+      // backward: dY W (dY m x k, W k x n), then through the activation at (z, f(z)).
+      std::vector<float> y(c_size);
+      backend->bias_activation_forward(act, pack, d.m, d.n, {}, z.data(), y.data());
+      GemmArgs dx;
+      dx.m = d.m, dx.n = d.n, dx.k = d.k;
+      dx.a = a.data(), dx.lda = d.k, dx.stride_a = g.stride_a;
+      dx.b = w.data(), dx.ldb = d.n, dx.stride_b = g.stride_b;
+      dx.ldc = d.n, dx.stride_c = g.stride_c;
+      dx.batch = pack;
+      for (float beta : {0.f, 1.f}) {
+        dx.beta = beta;
+        std::vector<float> d1 = random(c_size, 5), d2 = d1;
+        std::vector<float> bg1(static_cast<size_t>(pack) * d.n), bg2(bg1.size(), 7.f);
+        dx.c = d1.data();
+        backend->Backend::gemm_activation_backward(dx, act, z.data(), y.data(), {bg1.data(), d.n});
+        dx.c = d2.data();
+        backend->gemm_activation_backward(dx, act, z.data(), y.data(), {bg2.data(), d.n});
+        ASSERT_EQ(0, std::memcmp(d1.data(), d2.data(), c_size * sizeof(float))) << "beta " << beta;
+        ASSERT_EQ(0, std::memcmp(bg1.data(), bg2.data(), bg1.size() * sizeof(float)))
+            << "beta " << beta;
+      }
+    }
+  }
+}
+
 // Through the backend: a pack of products gives each member what it gets alone.
 TEST_F(CpuGemm, PackMembersGetWhatTheyGetAlone) {
   auto backend = make_cpu_backend(1);
