@@ -18,6 +18,11 @@
 namespace layerlab::backend {
 namespace {
 
+const Activation kActivations[] = {
+    Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
+    Activation::kElu,    Activation::kSelu,    Activation::kGelu,
+    Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
+
 std::vector<float> random(size_t n, uint64_t seed) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = 2.f * uniform01(seed, 7, i) - 1.f;
@@ -150,11 +155,7 @@ TEST_F(CpuGemm, ARowDoesNotDependOnTheRowsAroundIt) {
 // The fused epilogue computes what bias_activation_forward computes after the product.
 TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
   auto backend = make_cpu_backend(1);
-  const Activation activations[] = {
-      Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
-      Activation::kElu,    Activation::kSelu,    Activation::kGelu,
-      Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
-  for (Activation act : activations) {
+  for (Activation act : kActivations) {
     for (bool with_bias : {false, true}) {
       const Case c{false, true, 13, 21, 9, 0, 1.f, 0.f};
       SCOPED_TRACE(c.str() + " activation " + std::to_string(static_cast<int>(act)) +
@@ -219,10 +220,6 @@ TEST_F(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
 // for every activation, at the digits network's shapes and odd ones.
 TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
   auto backend = make_cpu_backend(1);
-  const Activation activations[] = {
-      Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
-      Activation::kElu,    Activation::kSelu,    Activation::kGelu,
-      Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
   struct Dims {
     int m, n, k;
   };
@@ -235,7 +232,7 @@ TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
                              bias = random(static_cast<size_t>(pack) * d.n, 3);
     std::vector<float> z = random(c_size, 4);
     for (size_t i = 0; i < z.size(); i += 3) z[i] *= 30.f;
-    for (Activation act : activations) {
+    for (Activation act : kActivations) {
       SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k) +
                    " activation " + std::to_string(static_cast<int>(act)));
       GemmArgs g;  // forward: X W^T
