@@ -32,7 +32,9 @@ struct GemmEpilogue {
   float* bias_grad = nullptr;
 };
 
-// True when this CPU has AVX2 and FMA (the kernels below need both).
+// True when this CPU has AVX2 and FMA (the kernels below need both), unless the environment
+// has LAYERLAB_CPU_GEMM=blas (every product on OpenBLAS: for A/B measurements with one
+// binary; the backend's describe(), recorded with every result, says which path ran).
 bool have_avx2_fma();
 
 // Whether the small-matrix kernels beat OpenBLAS on one m x n x k product (one pack member),
