@@ -74,6 +74,23 @@ class Backend {
   // Matrix work.
   virtual void gemm(const GemmArgs& g) = 0;
 
+  // gemm(g), then bias_activation_forward(a, g.batch, g.m, g.n, bias, g.c, y): C must be
+  // [batch][m][n] contiguous (ldc == n, stride_c == m * n). A backend may fuse the two (the
+  // CPU backend does, in its small-matrix kernels); the results are the same.
+  virtual void gemm_bias_activation(const GemmArgs& g, Activation a, PackedVector bias, float* y) {
+    gemm(g);
+    bias_activation_forward(a, g.batch, g.m, g.n, bias, g.c, y);
+  }
+
+  // gemm(g), then activation_backward(a, g.batch, g.m, g.n, z, y, g.c, g.c, bias_grad): the
+  // gradient through the activation of the layer whose output gradient the product makes.
+  // Same layout requirement; a backend may fuse the two, with the same results.
+  virtual void gemm_activation_backward(const GemmArgs& g, Activation a, const float* z,
+                                        const float* y, PackedVector bias_grad) {
+    gemm(g);
+    activation_backward(a, g.batch, g.m, g.n, z, y, g.c, g.c, bias_grad);
+  }
+
   // dst[p][r][:] = src[idx[p * idx_stride + r]][:] (src is shared by all members; cols
   // floats per row).
   virtual void gather_rows(int pack, int rows, int cols, const float* src, const int32_t* idx,

@@ -9,6 +9,7 @@
 #include <limits>
 #include <new>
 
+#include "backend/cpu_gemm.h"
 #include "common/error.h"
 
 namespace layerlab::backend {
@@ -28,8 +29,8 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   std::string describe() const override {
-    return std::string("cpu (") + openblas_get_config() + ", " + std::to_string(threads_) +
-           " thread" + (threads_ == 1 ? "" : "s") + ")";
+    return std::string("cpu (") + openblas_get_config() + (small_gemm_ ? ", avx2 small-gemm" : "") +
+           ", " + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") + ")";
   }
   void set_threads(int threads) override {
     threads_ = std::max(1, threads);
@@ -76,6 +77,10 @@ class CpuBackend final : public Backend {
   void gemm(const GemmArgs& g) override {
     // Small products run faster on one thread than split across threads (measured in
     // bench/engine_bench: 64-128 wide layers at batch 32 lose up to 20% on two threads).
+    if (use_small_gemm(g)) {
+      for (int p = 0; p < g.batch; ++p) small_gemm(g, p, {});
+      return;
+    }
     const double flops = 2.0 * g.m * g.n * g.k;
     use_blas_threads(flops < kMultithreadFlops ? 1 : threads_);
     for (int p = 0; p < g.batch; ++p) {
@@ -83,6 +88,33 @@ class CpuBackend final : public Backend {
                   g.trans_b ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, g.alpha,
                   g.a + p * g.stride_a, g.lda, g.b + p * g.stride_b, g.ldb, g.beta,
                   g.c + p * g.stride_c, g.ldc);
+    }
+  }
+
+  void gemm_bias_activation(const GemmArgs& g, Activation a, PackedVector bias, float* y) override {
+    if (!use_small_gemm(g)) return Backend::gemm_bias_activation(g, a, bias, y);
+    for (int p = 0; p < g.batch; ++p) {
+      cpu::GemmEpilogue e;
+      e.bias = bias.data ? bias.data + p * bias.stride : nullptr;
+      e.activation = a;
+      e.y = y + p * g.stride_c;
+      e.ldy = g.ldc;
+      small_gemm(g, p, e);
+    }
+  }
+
+  void gemm_activation_backward(const GemmArgs& g, Activation a, const float* z, const float* y,
+                                PackedVector bias_grad) override {
+    // Linear and relu in the kernels' registers; the others gained nothing from a pass over
+    // each tile (perf and farm-bench, docs/benchmarks.md), so they stay unfused.
+    if (!use_small_gemm(g) || (a != Activation::kLinear && a != Activation::kRelu))
+      return Backend::gemm_activation_backward(g, a, z, y, bias_grad);
+    for (int p = 0; p < g.batch; ++p) {
+      cpu::GemmEpilogue e;
+      e.activation = a;
+      e.grad_z = z + p * g.stride_c;
+      e.bias_grad = bias_grad.data ? bias_grad.data + p * bias_grad.stride : nullptr;
+      small_gemm(g, p, e);
     }
   }
 
@@ -119,6 +151,10 @@ class CpuBackend final : public Backend {
     const int64_t n = static_cast<int64_t>(pack) * rows * cols;
     with_activation(a, [&](auto tag) {
       constexpr Activation A = decltype(tag)::value;
+      // dz is often dy itself: without ivdep the compiler's overlap check sends that case
+      // to a scalar loop with a branch per element (a fifth of a small network's step).
+      // Each element is read before it is written, so the vector loop is right for it.
+#pragma GCC ivdep
       for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * act::derivative(A, z[i], y[i]);
     });
     if (bias_grad.data) sum_rows(pack, rows, cols, dz, bias_grad);
@@ -297,6 +333,18 @@ class CpuBackend final : public Backend {
       inv_std[c] = 1.f / std::sqrt(inv_std[c] / static_cast<float>(rows) + eps);
   }
 
+  // The small-matrix kernels take a product when the CPU has them and they are faster for its
+  // shape (cpu_gemm.h) on the one thread a product of that size gets; otherwise OpenBLAS.
+  bool use_small_gemm(const GemmArgs& g) const {
+    const double flops = 2.0 * g.m * g.n * g.k;
+    return small_gemm_ && (threads_ == 1 || flops < kMultithreadFlops) &&
+           cpu::use_small_gemm(g.m, g.n, g.k);
+  }
+  static void small_gemm(const GemmArgs& g, int p, const cpu::GemmEpilogue& e) {
+    cpu::sgemm_avx2(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.a + p * g.stride_a, g.lda,
+                    g.b + p * g.stride_b, g.ldb, g.beta, g.c + p * g.stride_c, g.ldc, e);
+  }
+
   void use_blas_threads(int n) {
     if (n == blas_threads_) return;
     openblas_set_num_threads(n);
@@ -304,6 +352,8 @@ class CpuBackend final : public Backend {
   }
 
   static constexpr double kMultithreadFlops = 4.0e6;
+  // The small-matrix kernels (cpu_gemm.h) where the CPU has AVX2 and FMA.
+  const bool small_gemm_ = cpu::have_avx2_fma();
   int threads_ = 1;
   int64_t in_use_ = 0;
   static constexpr size_t kHeader = 64;

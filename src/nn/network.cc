@@ -272,21 +272,19 @@ const float* Network::forward(const float* x, int rows, bool training,
     g.b = params_.data() + l.w, g.ldb = l.in, g.stride_b = stride_;
     g.c = l.z.data(), g.ldc = l.out, g.stride_c = static_cast<int64_t>(rows) * l.out;
     g.batch = pack_;
-    b_.gemm(g);
     if (!l.hidden) {
-      b_.bias_activation_forward(Activation::kLinear, pack_, rows, l.out, at(params_, l.b),
-                                 l.z.data(), l.z.data());
+      b_.gemm_bias_activation(g, Activation::kLinear, at(params_, l.b), l.z.data());
       return l.z.data();
     }
     if (arch_.batch_norm) {
+      b_.gemm(g);
       b_.bias_activation_forward(Activation::kLinear, pack_, rows, l.out, at(params_, l.b),
                                  l.z.data(), l.z.data());
       b_.batchnorm_forward(pack_, rows, l.out, l.z.data(), l.xhat.data(), l.z.data(), bn_state(l),
                            training);
       b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, {}, l.z.data(), l.a.data());
     } else {
-      b_.bias_activation_forward(arch_.activation, pack_, rows, l.out, at(params_, l.b), l.z.data(),
-                                 l.a.data());
+      b_.gemm_bias_activation(g, arch_.activation, at(params_, l.b), l.a.data());
     }
     if (l.h.size()) {
       const int64_t n = static_cast<int64_t>(pack_) * rows * l.out;
@@ -302,6 +300,13 @@ const float* Network::forward(const float* x, int rows, bool training,
 }
 
 void Network::backward(const float* x, float* d_out, int rows) {
+  // Whether the product that made a layer's output gradient also took it through the
+  // layer's activation (and made its bias gradient): a hidden layer without batch norm,
+  // dropout or a residual connection (which need the gradient before the activation's).
+  auto fusable = [&](const Layer& l) {
+    return l.hidden && !arch_.batch_norm && !arch_.dropout && !l.residual;
+  };
+  bool through_activation = false;  // for the layer the loop is on
   for (size_t li = layers_.size(); li-- > 0;) {
     Layer& l = layers_[li];
     const float* input = li == 0 ? x : output_of(layers_[li - 1]);
@@ -317,7 +322,7 @@ void Network::backward(const float* x, float* d_out, int rows) {
         b_.batchnorm_backward(pack_, rows, l.out, l.xhat.data(), d, d, bn_state(l),
                               at(grads_, l.gamma), at(grads_, l.beta));
         b_.sum_rows(pack_, rows, l.out, d, at(grads_, l.b));
-      } else {
+      } else if (!through_activation) {
         b_.activation_backward(arch_.activation, pack_, rows, l.out, l.z.data(), l.a.data(), d, d,
                                at(grads_, l.b));
       }
@@ -340,7 +345,13 @@ void Network::backward(const float* x, float* d_out, int rows) {
     dx.beta = l.residual ? 1.f : 0.f;
     dx.c = d_prev, dx.ldc = l.in, dx.stride_c = static_cast<int64_t>(rows) * l.in;
     dx.batch = pack_;
-    b_.gemm(dx);
+    Layer& below = layers_[li - 1];
+    through_activation = fusable(below);
+    if (through_activation)
+      b_.gemm_activation_backward(dx, arch_.activation, below.z.data(), below.a.data(),
+                                  at(grads_, below.b));
+    else
+      b_.gemm(dx);
   }
 }
 

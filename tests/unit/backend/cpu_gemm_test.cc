@@ -1,0 +1,305 @@
+// The AVX2/FMA small-matrix kernels (backend/cpu_gemm.h) against a naive double-precision
+// product over many shapes (1, odd, not multiples of the 6 x 16 tile), all four
+// transpositions, padded leading dimensions, alpha and beta; their fused epilogue against
+// bias_activation_forward (bit for bit); and the promise the header makes on summation order
+// (a row's result does not depend on the rows around it). Skipped where the CPU lacks AVX2/FMA.
+#include "backend/cpu_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu_backend.h"
+
+namespace layerlab::backend {
+namespace {
+
+const Activation kActivations[] = {
+    Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
+    Activation::kElu,    Activation::kSelu,    Activation::kGelu,
+    Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
+
+std::vector<float> random(size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = 2.f * uniform01(seed, 7, i) - 1.f;
+  return v;
+}
+
+struct Case {
+  bool ta, tb;
+  int m, n, k;
+  int pad;  // added to every leading dimension
+  float alpha, beta;
+  std::string str() const {
+    return std::string(ta ? "T" : "N") + (tb ? "T" : "N") + " " + std::to_string(m) + "x" +
+           std::to_string(n) + "x" + std::to_string(k) + " pad " + std::to_string(pad) + " alpha " +
+           std::to_string(alpha) + " beta " + std::to_string(beta);
+  }
+};
+
+// Row-major operands for a case: A is m x k (k x m stored when ta), B k x n (n x k when tb).
+struct Operands {
+  explicit Operands(const Case& c, uint64_t seed) {
+    lda = (c.ta ? c.m : c.k) + c.pad;
+    ldb = (c.tb ? c.k : c.n) + c.pad;
+    ldc = c.n + c.pad;
+    a = random(static_cast<size_t>(c.ta ? c.k : c.m) * lda, seed);
+    b = random(static_cast<size_t>(c.tb ? c.n : c.k) * ldb, seed + 1);
+    cmat = random(static_cast<size_t>(c.m) * ldc, seed + 2);
+  }
+  float at_a(const Case& c, int i, int kk) const {
+    return c.ta ? a[static_cast<size_t>(kk) * lda + i] : a[static_cast<size_t>(i) * lda + kk];
+  }
+  float at_b(const Case& c, int kk, int j) const {
+    return c.tb ? b[static_cast<size_t>(j) * ldb + kk] : b[static_cast<size_t>(kk) * ldb + j];
+  }
+  int lda, ldb, ldc;
+  std::vector<float> a, b, cmat;
+};
+
+class CpuGemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu::have_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2/FMA";
+  }
+};
+
+void check(const Case& c) {
+  SCOPED_TRACE(c.str());
+  Operands o(c, 11 + c.m * 7 + c.n * 3 + c.k);
+  std::vector<float> out = o.cmat;
+  cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.a.data(), o.lda, o.b.data(), o.ldb, c.beta,
+                  out.data(), o.ldc, {});
+  for (int i = 0; i < c.m; ++i) {
+    for (int j = 0; j < o.ldc; ++j) {
+      const size_t at = static_cast<size_t>(i) * o.ldc + j;
+      if (j >= c.n) {  // padding is never written
+        ASSERT_EQ(out[at], o.cmat[at]) << "row " << i << ", padding column " << j;
+        continue;
+      }
+      double sum = 0, magnitude = 0;
+      for (int kk = 0; kk < c.k; ++kk) {
+        const double p = static_cast<double>(o.at_a(c, i, kk)) * o.at_b(c, kk, j);
+        sum += p;
+        magnitude += std::fabs(p);
+      }
+      const double want = c.alpha * sum + (c.beta == 0.f ? 0.0 : c.beta * o.cmat[at]);
+      // fp32 accumulation of k products: error grows with k and the magnitude summed.
+      const double tol = 1e-6 + 2e-7 * (c.k + 2) * (std::fabs(c.alpha) * magnitude + 1.0);
+      ASSERT_NEAR(out[at], want, tol) << "row " << i << ", column " << j;
+    }
+  }
+}
+
+TEST_F(CpuGemm, MatchesTheNaiveProductOnEveryTranspositionAndEdgeShape) {
+  const int sizes[] = {1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 31, 33};
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int m : sizes)
+        for (int n : sizes)
+          for (int k : {1, 3, 8, 17}) check({ta, tb, m, n, k, 0, 1.f, 0.f});
+}
+
+TEST_F(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
+  struct Dims {
+    int m, n, k;
+  };
+  const Dims dims[] = {{32, 128, 64}, {32, 128, 128}, {32, 10, 128}, {128, 64, 32}, {10, 128, 32},
+                       {32, 128, 10}, {29, 130, 67},  {0, 5, 3},     {4, 0, 3},     {3, 5, 0}};
+  for (const Dims& d : dims)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (int pad : {0, 3})
+          for (float alpha : {1.f, -0.5f})
+            for (float beta : {0.f, 1.f, 0.25f}) check({ta, tb, d.m, d.n, d.k, pad, alpha, beta});
+}
+
+TEST_F(CpuGemm, BetaZeroIgnoresWhatCHeld) {
+  const Case c{false, true, 7, 19, 5, 0, 1.f, 0.f};
+  Operands o(c, 3);
+  std::vector<float> out(o.cmat.size(), std::nanf(""));
+  cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
+                  out.data(), o.ldc, {});
+  for (float v : out) ASSERT_FALSE(std::isnan(v));
+}
+
+// A row of C has the same bits whatever the number of rows around it (a last, short batch;
+// a pack member): each element is one chain of FMAs over k.
+TEST_F(CpuGemm, ARowDoesNotDependOnTheRowsAroundIt) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const Case full{ta, tb, 32, 37, 45, 0, 1.f, 0.f};
+      SCOPED_TRACE(full.str());
+      Operands o(full, 5);
+      std::vector<float> all(static_cast<size_t>(full.m) * full.n);
+      cpu::sgemm_avx2(ta, tb, full.m, full.n, full.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb,
+                      0.f, all.data(), full.n, {});
+      for (int rows : {1, 5, 29}) {
+        for (int first : {0, 3}) {
+          std::vector<float> part(static_cast<size_t>(rows) * full.n);
+          const float* a = o.a.data() + (ta ? first : static_cast<size_t>(first) * o.lda);
+          cpu::sgemm_avx2(ta, tb, rows, full.n, full.k, 1.f, a, o.lda, o.b.data(), o.ldb, 0.f,
+                          part.data(), full.n, {});
+          ASSERT_EQ(0, std::memcmp(part.data(), all.data() + static_cast<size_t>(first) * full.n,
+                                   part.size() * sizeof(float)))
+              << rows << " rows from row " << first;
+        }
+      }
+    }
+}
+
+// The fused epilogue computes what bias_activation_forward computes after the product.
+TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
+  auto backend = make_cpu_backend(1);
+  for (Activation act : kActivations) {
+    for (bool with_bias : {false, true}) {
+      const Case c{false, true, 13, 21, 9, 0, 1.f, 0.f};
+      SCOPED_TRACE(c.str() + " activation " + std::to_string(static_cast<int>(act)) +
+                   (with_bias ? " bias" : ""));
+      Operands o(c, 17);
+      const std::vector<float> bias = random(c.n, 99);
+      const size_t size = static_cast<size_t>(c.m) * c.n;
+      std::vector<float> z1(size), y1(size), z2(size), y2(size);
+      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
+                      z1.data(), c.n, {});
+      // Large pre-activations too, where softplus and the exponentials change regime.
+      for (size_t i = 0; i < size; i += 5) z1[i] *= 40.f;
+      // And the values where max(z, 0) and z > 0 ? z : 0 could part: NaN, infinities.
+      z1[1] = -0.f, z1[2] = std::nanf(""), z1[3] = INFINITY, z1[4] = -INFINITY;
+      z2 = z1;
+      // The product of depth 0 below makes -0 + 0 of -0 first: do the same here.
+      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 1.f,
+                      z1.data(), c.n, {});
+      backend->bias_activation_forward(act, 1, c.m, c.n,
+                                       {with_bias ? const_cast<float*>(bias.data()) : nullptr, 0},
+                                       z1.data(), y1.data());
+      // The same: run the epilogue on a product of zero depth (beta 1 keeps z2).
+      cpu::GemmEpilogue e;
+      e.bias = with_bias ? bias.data() : nullptr;
+      e.activation = act;
+      e.y = y2.data();
+      e.ldy = c.n;
+      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 1.f,
+                      z2.data(), c.n, e);
+      ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
+    }
+  }
+}
+
+// The same through a product of depth > 0: gemm then bias_activation_forward, or fused.
+TEST_F(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
+  auto backend = make_cpu_backend(1);
+  for (Activation act : {Activation::kLinear, Activation::kRelu, Activation::kTanh}) {
+    for (int n : {7, 16, 37}) {
+      const Case c{false, true, 11, n, 19, 0, 1.f, 0.f};
+      SCOPED_TRACE(c.str() + " activation " + std::to_string(static_cast<int>(act)));
+      Operands o(c, 23);
+      const std::vector<float> bias = random(c.n, 5);
+      const size_t size = static_cast<size_t>(c.m) * c.n;
+      std::vector<float> z1(size), y1(size), z2(size), y2(size);
+      cpu::sgemm_avx2(false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
+                      z1.data(), c.n, {});
+      backend->bias_activation_forward(act, 1, c.m, c.n, {const_cast<float*>(bias.data()), 0},
+                                       z1.data(), y1.data());
+      cpu::GemmEpilogue e{bias.data(), act, y2.data(), c.n};
+      cpu::sgemm_avx2(false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
+                      z2.data(), c.n, e);
+      ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
+    }
+  }
+}
+
+// Through the backend, a pack of 2: the fused forward and backward products against the
+// unfused ones (the base class's definitions: gemm, then the element-wise op), bit for bit,
+// for every activation, at the digits network's shapes and odd ones.
+TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
+  auto backend = make_cpu_backend(1);
+  struct Dims {
+    int m, n, k;
+  };
+  for (const Dims d : {Dims{32, 128, 64}, Dims{29, 37, 11}, Dims{7, 10, 128}}) {
+    const int pack = 2;
+    const size_t a_size = static_cast<size_t>(pack) * d.m * d.k;
+    const size_t b_size = static_cast<size_t>(pack) * d.n * d.k;
+    const size_t c_size = static_cast<size_t>(pack) * d.m * d.n;
+    const std::vector<float> a = random(a_size, 1), w = random(b_size, 2),
+                             bias = random(static_cast<size_t>(pack) * d.n, 3);
+    std::vector<float> z = random(c_size, 4);
+    for (size_t i = 0; i < z.size(); i += 3) z[i] *= 30.f;
+    for (Activation act : kActivations) {
+      SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k) +
+                   " activation " + std::to_string(static_cast<int>(act)));
+      GemmArgs g;  // forward: X W^T
+      g.trans_b = true;
+      g.m = d.m, g.n = d.n, g.k = d.k;
+      g.a = a.data(), g.lda = d.k, g.stride_a = static_cast<int64_t>(d.m) * d.k;
+      g.b = w.data(), g.ldb = d.k, g.stride_b = static_cast<int64_t>(d.n) * d.k;
+      g.ldc = d.n, g.stride_c = static_cast<int64_t>(d.m) * d.n;
+      g.batch = pack;
+      const PackedVector b{const_cast<float*>(bias.data()), d.n};
+      std::vector<float> z1(c_size), y1(c_size), z2(c_size), y2(c_size);
+      g.c = z1.data();
+      backend->Backend::gemm_bias_activation(g, act, b, y1.data());
+      g.c = z2.data();
+      backend->gemm_bias_activation(g, act, b, y2.data());
+      ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), c_size * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), c_size * sizeof(float)));
+
+      // backward: dY W (dY m x k, W k x n), then through the activation at (z, f(z)).
+      std::vector<float> y(c_size);
+      backend->bias_activation_forward(act, pack, d.m, d.n, {}, z.data(), y.data());
+      GemmArgs dx;
+      dx.m = d.m, dx.n = d.n, dx.k = d.k;
+      dx.a = a.data(), dx.lda = d.k, dx.stride_a = g.stride_a;
+      dx.b = w.data(), dx.ldb = d.n, dx.stride_b = g.stride_b;
+      dx.ldc = d.n, dx.stride_c = g.stride_c;
+      dx.batch = pack;
+      for (float beta : {0.f, 1.f}) {
+        dx.beta = beta;
+        std::vector<float> d1 = random(c_size, 5), d2 = d1;
+        std::vector<float> bg1(static_cast<size_t>(pack) * d.n), bg2(bg1.size(), 7.f);
+        dx.c = d1.data();
+        backend->Backend::gemm_activation_backward(dx, act, z.data(), y.data(), {bg1.data(), d.n});
+        dx.c = d2.data();
+        backend->gemm_activation_backward(dx, act, z.data(), y.data(), {bg2.data(), d.n});
+        ASSERT_EQ(0, std::memcmp(d1.data(), d2.data(), c_size * sizeof(float))) << "beta " << beta;
+        ASSERT_EQ(0, std::memcmp(bg1.data(), bg2.data(), bg1.size() * sizeof(float)))
+            << "beta " << beta;
+      }
+    }
+  }
+}
+
+// Through the backend: a pack of products gives each member what it gets alone.
+TEST_F(CpuGemm, PackMembersGetWhatTheyGetAlone) {
+  auto backend = make_cpu_backend(1);
+  const int pack = 3, m = 32, n = 24, k = 40;
+  const std::vector<float> a = random(static_cast<size_t>(pack) * m * k, 1);
+  const std::vector<float> b = random(static_cast<size_t>(pack) * n * k, 2);
+  std::vector<float> packed(static_cast<size_t>(pack) * m * n), alone(packed.size());
+  GemmArgs g;
+  g.trans_b = true;
+  g.m = m, g.n = n, g.k = k;
+  g.a = a.data(), g.lda = k, g.stride_a = static_cast<int64_t>(m) * k;
+  g.b = b.data(), g.ldb = k, g.stride_b = static_cast<int64_t>(n) * k;
+  g.c = packed.data(), g.ldc = n, g.stride_c = static_cast<int64_t>(m) * n;
+  g.batch = pack;
+  backend->gemm(g);
+  for (int p = 0; p < pack; ++p) {
+    GemmArgs one = g;
+    one.batch = 1;
+    one.a += p * g.stride_a, one.b += p * g.stride_b;
+    one.c = alone.data() + p * g.stride_c;
+    backend->gemm(one);
+  }
+  EXPECT_EQ(0, std::memcmp(packed.data(), alone.data(), packed.size() * sizeof(float)));
+}
+
+}  // namespace
+}  // namespace layerlab::backend
