@@ -154,7 +154,9 @@ class CpuBackend final : public Backend {
       // dz is often dy itself: without ivdep the compiler's overlap check sends that case
       // to a scalar loop with a branch per element (a fifth of a small network's step).
       // Each element is read before it is written, so the vector loop is right for it.
+#if !defined(__clang__)  // gcc builds the release; clang (the sanitizer build) lacks ivdep
 #pragma GCC ivdep
+#endif
       for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * act::derivative(A, z[i], y[i]);
     });
     if (bias_grad.data) sum_rows(pack, rows, cols, dz, bias_grad);

@@ -29,6 +29,11 @@ enum class Activation : uint8_t {
   kSigmoid,
   kSoftplus,
 };
+// Every activation, in enum order (for tests and loops over them).
+inline constexpr Activation kAllActivations[] = {
+    Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
+    Activation::kElu,    Activation::kSelu,    Activation::kGelu,
+    Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
 
 enum class Loss : uint8_t {
   kSoftmaxCrossEntropy,  // targets are class ids; outputs are logits

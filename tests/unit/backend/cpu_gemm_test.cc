@@ -18,11 +18,6 @@
 namespace layerlab::backend {
 namespace {
 
-const Activation kActivations[] = {
-    Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
-    Activation::kElu,    Activation::kSelu,    Activation::kGelu,
-    Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
-
 std::vector<float> random(size_t n, uint64_t seed) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = 2.f * uniform01(seed, 7, i) - 1.f;
@@ -155,7 +150,7 @@ TEST_F(CpuGemm, ARowDoesNotDependOnTheRowsAroundIt) {
 // The fused epilogue computes what bias_activation_forward computes after the product.
 TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
   auto backend = make_cpu_backend(1);
-  for (Activation act : kActivations) {
+  for (Activation act : kAllActivations) {
     for (bool with_bias : {false, true}) {
       const Case c{false, true, 13, 21, 9, 0, 1.f, 0.f};
       SCOPED_TRACE(c.str() + " activation " + std::to_string(static_cast<int>(act)) +
@@ -232,7 +227,7 @@ TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
                              bias = random(static_cast<size_t>(pack) * d.n, 3);
     std::vector<float> z = random(c_size, 4);
     for (size_t i = 0; i < z.size(); i += 3) z[i] *= 30.f;
-    for (Activation act : kActivations) {
+    for (Activation act : kAllActivations) {
       SCOPED_TRACE(std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k) +
                    " activation " + std::to_string(static_cast<int>(act)));
       GemmArgs g;  // forward: X W^T

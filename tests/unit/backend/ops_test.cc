@@ -44,11 +44,6 @@ struct Shape {
 // Rows beyond 256 exercise the chunked reductions (cuda_columns.cu).
 const std::vector<Shape> kShapes = {{1, 1, 1}, {3, 7, 10}, {2, 32, 129}, {2, 300, 33}, {1, 700, 5}};
 
-const Activation kActivations[] = {
-    Activation::kLinear, Activation::kRelu,    Activation::kLeakyRelu,
-    Activation::kElu,    Activation::kSelu,    Activation::kGelu,
-    Activation::kTanh,   Activation::kSigmoid, Activation::kSoftplus};
-
 class BackendOps : public testing::AgainstCpu {
  protected:
   void expect_same(const Arrays& in, const Op& op, const Tolerance& tol) {
@@ -96,7 +91,7 @@ TEST_P(BackendOps, GatherRows) {
 }
 
 TEST_P(BackendOps, BiasActivationForward) {
-  for (Activation act : kActivations) {
+  for (Activation act : kAllActivations) {
     for (const Shape& s : kShapes) {
       const int stride = s.cols + 3;
       const Arrays in{
@@ -128,7 +123,7 @@ TEST_P(BackendOps, BiasActivationForward) {
 }
 
 TEST_P(BackendOps, ActivationBackwardWithAndWithoutBiasGradient) {
-  for (Activation act : kActivations) {
+  for (Activation act : kAllActivations) {
     for (const Shape& s : kShapes) {
       const int stride = s.cols + 5;
       std::vector<float> z = uniform(s.size(), 10, -4.f, 4.f), y(z.size());
