@@ -135,7 +135,8 @@ class PgStore final : public SqlStore<Db> {
 
  private:
   std::vector<int64_t> insert_trials(int64_t study_id, const std::vector<NewTrial>& trials,
-                                     const std::vector<std::string>& params, int64_t now) override {
+                                     const std::vector<std::string>& params, int64_t now) override
+      REQUIRES(mu_) {
     std::vector<int64_t> numbers;
     std::vector<std::string> datasets;
     std::vector<double> costs;
@@ -172,7 +173,7 @@ class PgStore final : public SqlStore<Db> {
   }
 
   std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
-                                  int max, int64_t now) override {
+                                  int max, int64_t now) override REQUIRES(mu_) {
     // The queued trial first in (study, highest cost, number); then, only if that one is
     // fresh, more fresh ones. A retried trial comes alone, so a trial that kills its worker
     // cannot make trials claimed with it lose attempts again and again.
@@ -202,7 +203,7 @@ class PgStore final : public SqlStore<Db> {
         kRecord;
     const int64_t expires = now + options.lease.count();
     std::vector<Claim> claims;
-    auto take = [&](int64_t limit, bool fresh_only) {
+    auto take = [&](int64_t limit, bool fresh_only) REQUIRES(mu_) {
       Result q = options.study_id
                      ? db_.query(kInStudy, worker_id, expires, now, limit, fresh_only ? 1 : 0,
                                  options.study_id)
@@ -218,7 +219,7 @@ class PgStore final : public SqlStore<Db> {
   }
 
   bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                    const std::vector<std::optional<std::string>>& extras) override {
+                    const std::vector<std::optional<std::string>>& extras) override REQUIRES(mu_) {
     EpochBatch batch;
     for (size_t i = 0; i < rows.size(); ++i) batch.add(trial_id, attempt, rows[i], extras[i]);
     batch = batch.deduplicated();
@@ -240,7 +241,7 @@ class PgStore final : public SqlStore<Db> {
   // in two statements whatever their number, and sets applied[i] for those that count.
   void finish_batch(const std::vector<TrialFinish>& finishes, const std::vector<Prepared>& prepared,
                     const std::vector<size_t>& which, int64_t now,
-                    std::vector<bool>& applied) override {
+                    std::vector<bool>& applied) override REQUIRES(mu_) {
     std::vector<int64_t> ids;
     std::vector<int> attempts;
     std::vector<std::string> statuses;
@@ -301,7 +302,7 @@ class PgStore final : public SqlStore<Db> {
   // the next one starts, and the attempts and changes are logged.
   void start_batch(const std::vector<int64_t>& ids, const std::string& worker_id, int64_t now,
                    int64_t expires, int max_attempts, std::vector<Start>& out,
-                   size_t first) override {
+                   size_t first) override REQUIRES(mu_) {
     // t: the rows, locked; x: redelivered ones out of attempts ($5 > 0), failed; s: the rest,
     // started.
     static const std::string kStart =
@@ -344,7 +345,7 @@ class PgStore final : public SqlStore<Db> {
   }
 
   // Inside a write transaction; see Store::expire_leases.
-  int64_t expire(const ClaimOptions& o, int64_t now) override {
+  int64_t expire(const ClaimOptions& o, int64_t now) override REQUIRES(mu_) {
     constexpr const char* kExpired =
         "status = 'running' AND lease_expires < $1 AND ($2 = 0 OR study_id = $2)";
     // The common case: one indexed probe. (ORDER BY keeps it on the lease index: with
@@ -389,11 +390,11 @@ class PgStore final : public SqlStore<Db> {
   // A change committed while an older transaction still runs waits for it: briefly, so a
   // follower sees what was committed before it asked (store transactions take
   // milliseconds); past kNumberingWait the rest waits for the next call.
-  void number_changes() override {
+  void number_changes() override REQUIRES(mu_) {
     const auto give_up = std::chrono::steady_clock::now() + kNumberingWait;
     std::optional<int64_t> upto;  // the newest change committed when this call began
     while (true) {
-      const bool waiting = db_.write("number_changes", [&] {
+      const bool waiting = write("number_changes", [&]() REQUIRES(mu_) {
         Result pending =
             db_.query("SELECT MAX(id) FROM trial_changes WHERE seq IS NULL AND id <= $1",
                       upto.value_or(std::numeric_limits<int64_t>::max()));
@@ -410,7 +411,7 @@ class PgStore final : public SqlStore<Db> {
     }
   }
 
-  void log_changes(const std::vector<int64_t>& ids) override {
+  void log_changes(const std::vector<int64_t>& ids) override REQUIRES(mu_) {
     if (!ids.empty()) db_.exec(kLogChanges, ids);
   }
 

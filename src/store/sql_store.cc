@@ -39,8 +39,8 @@ template <typename Db>
 int64_t SqlStore<Db>::create_study(const std::string& name, const nlohmann::json& spec) {
   if (name.empty()) throw invalid_argument(where("create_study") + "the study name is empty");
   std::string spec_text = to_text(spec, "create_study", "spec");
-  std::lock_guard lock(mu_);
-  return db_.write("create_study", [&] {
+  MutexLock lock(mu_);
+  return write("create_study", [&]() REQUIRES(mu_) {
     auto q = db_.query("SELECT id FROM studies WHERE name = ?1", name);
     if (q.next())
       throw failed_precondition(where("create_study") + "a study named '" + name +
@@ -60,8 +60,8 @@ int64_t SqlStore<Db>::create_study(const std::string& name, const nlohmann::json
 
 template <typename Db>
 std::optional<StudyRecord> SqlStore<Db>::find_study(const std::string& name) {
-  std::lock_guard lock(mu_);
-  return db_.read("find_study", [&]() -> std::optional<StudyRecord> {
+  MutexLock lock(mu_);
+  return read("find_study", [&]() REQUIRES(mu_) -> std::optional<StudyRecord> {
     auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies WHERE name = ?1"), name);
     if (!q.next()) return std::nullopt;
     return read_study(q);
@@ -70,8 +70,8 @@ std::optional<StudyRecord> SqlStore<Db>::find_study(const std::string& name) {
 
 template <typename Db>
 StudyRecord SqlStore<Db>::get_study(int64_t id) {
-  std::lock_guard lock(mu_);
-  return db_.read("get_study", [&] {
+  MutexLock lock(mu_);
+  return read("get_study", [&]() REQUIRES(mu_) {
     auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies WHERE id = ?1"), id);
     if (!q.next()) throw no_study("get_study", id);
     return read_study(q);
@@ -80,8 +80,8 @@ StudyRecord SqlStore<Db>::get_study(int64_t id) {
 
 template <typename Db>
 std::vector<StudyRecord> SqlStore<Db>::list_studies() {
-  std::lock_guard lock(mu_);
-  return db_.read("list_studies", [&] {
+  MutexLock lock(mu_);
+  return read("list_studies", [&]() REQUIRES(mu_) {
     std::vector<StudyRecord> out;
     auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies ORDER BY id"));
     while (q.next()) out.push_back(read_study(q));
@@ -91,8 +91,8 @@ std::vector<StudyRecord> SqlStore<Db>::list_studies() {
 
 template <typename Db>
 void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
-  std::lock_guard lock(mu_);
-  db_.write("set_study_status", [&] {
+  MutexLock lock(mu_);
+  write("set_study_status", [&]() REQUIRES(mu_) {
     if (db_.exec("UPDATE studies SET status = ?2 WHERE id = ?1", id, to_string(status)) == 0)
       throw no_study("set_study_status", id);
   });
@@ -100,8 +100,8 @@ void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
 
 template <typename Db>
 int64_t SqlStore<Db>::cancel_study(int64_t id) {
-  std::lock_guard lock(mu_);
-  return db_.write("cancel_study", [&] {
+  MutexLock lock(mu_);
+  return write("cancel_study", [&]() REQUIRES(mu_) {
     if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1", id) == 0)
       throw no_study("cancel_study", id);
     std::vector<int64_t> ids =
@@ -115,8 +115,8 @@ int64_t SqlStore<Db>::cancel_study(int64_t id) {
 
 template <typename Db>
 StudyCounts SqlStore<Db>::counts(int64_t study_id) {
-  std::lock_guard lock(mu_);
-  return db_.read("counts", [&] {
+  MutexLock lock(mu_);
+  return read("counts", [&]() REQUIRES(mu_) {
     require_study("counts", study_id);
     StudyCounts c;
     auto q = db_.query("SELECT status, COUNT(*) FROM trials WHERE study_id = ?1 GROUP BY status",
@@ -144,8 +144,8 @@ std::vector<int64_t> SqlStore<Db>::add_trials(int64_t study_id,
     if (!t.params.is_object()) throw invalid_argument(what + "params must be a JSON object");
     params.push_back(to_text(t.params, "add_trials", "params"));
   }
-  std::lock_guard lock(mu_);
-  return db_.write("add_trials", [&] {
+  MutexLock lock(mu_);
+  return write("add_trials", [&]() REQUIRES(mu_) {
     auto s = db_.query("SELECT status FROM studies WHERE id = ?1", study_id);
     if (!s.next()) throw no_study("add_trials", study_id);
     if (s.text(0) == to_string(StudyStatus::kCancelled))
@@ -158,8 +158,8 @@ std::vector<int64_t> SqlStore<Db>::add_trials(int64_t study_id,
 
 template <typename Db>
 TrialRecord SqlStore<Db>::get_trial(int64_t id) {
-  std::lock_guard lock(mu_);
-  return db_.read("get_trial", [&] {
+  MutexLock lock(mu_);
+  return read("get_trial", [&]() REQUIRES(mu_) {
     auto q = db_.query(sql("SELECT ", kTrialColumns, " FROM trials WHERE id = ?1"), id);
     if (!q.next()) throw no_trial("get_trial", id);
     return read_trial(q);
@@ -237,8 +237,8 @@ std::vector<TrialRecord> SqlStore<Db>::list_trials(int64_t study_id, const Trial
   text += " OFFSET " + f.next();
   f.params.emplace_back(filter.offset);
 
-  std::lock_guard lock(mu_);
-  return db_.read("list_trials", [&] {
+  MutexLock lock(mu_);
+  return read("list_trials", [&]() REQUIRES(mu_) {
     require_study("list_trials", study_id);
     auto q = db_.query_with(text, f.params);
     std::vector<TrialRecord> out;
@@ -251,8 +251,8 @@ template <typename Db>
 int64_t SqlStore<Db>::count_trials(int64_t study_id, const TrialFilter& filter) {
   Filter f = filter_sql(study_id, filter);
   std::string text = "SELECT COUNT(*) FROM trials WHERE " + f.where;
-  std::lock_guard lock(mu_);
-  return db_.read("count_trials", [&] {
+  MutexLock lock(mu_);
+  return read("count_trials", [&]() REQUIRES(mu_) {
     require_study("count_trials", study_id);
     auto q = db_.query_with(text, f.params);
     q.next();
@@ -262,8 +262,8 @@ int64_t SqlStore<Db>::count_trials(int64_t study_id, const TrialFilter& filter) 
 
 template <typename Db>
 std::vector<AttemptRecord> SqlStore<Db>::list_attempts(int64_t trial_id) {
-  std::lock_guard lock(mu_);
-  return db_.read("list_attempts", [&] {
+  MutexLock lock(mu_);
+  return read("list_attempts", [&]() REQUIRES(mu_) {
     std::vector<AttemptRecord> out;
     auto q = db_.query(
         "SELECT trial_id, attempt, worker_id, started_at, finished_at, outcome FROM attempts "
@@ -277,8 +277,8 @@ std::vector<AttemptRecord> SqlStore<Db>::list_attempts(int64_t trial_id) {
 
 template <typename Db>
 std::vector<EpochRecord> SqlStore<Db>::list_epochs(int64_t trial_id, int attempt, int after_epoch) {
-  std::lock_guard lock(mu_);
-  return db_.read("list_epochs", [&] {
+  MutexLock lock(mu_);
+  return read("list_epochs", [&]() REQUIRES(mu_) {
     std::vector<EpochRecord> out;
     auto q = db_.query(sql("SELECT ", kEpochColumns,
                            " FROM epochs WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) "
@@ -295,8 +295,8 @@ std::vector<double> SqlStore<Db>::epoch_values(int64_t study_id, int epoch, Epoc
   const char* column = field == EpochField::kTrainLoss ? "e.train_loss"
                        : field == EpochField::kValLoss ? "e.val_loss"
                                                        : "e.val_metric";
-  std::lock_guard lock(mu_);
-  return db_.read("epoch_values", [&] {
+  MutexLock lock(mu_);
+  return read("epoch_values", [&]() REQUIRES(mu_) {
     std::vector<double> out;
     auto q = db_.query(sql("SELECT ", column,
                            " FROM trials t JOIN epochs e ON e.trial_id = t.id AND "
@@ -324,8 +324,8 @@ std::vector<Claim> SqlStore<Db>::claim_batch(const std::string& worker_id,
   check("claim_next", options);
   if (worker_id.empty()) throw invalid_argument(where("claim_next") + "empty worker id");
   if (max < 1) throw invalid_argument(where("claim_batch") + "max must be positive");
-  std::lock_guard lock(mu_);
-  return db_.write("claim_next", [&] {
+  MutexLock lock(mu_);
+  return write("claim_next", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     expire(options, now);
     return claim_trials(worker_id, options, max, now);
@@ -335,8 +335,8 @@ std::vector<Claim> SqlStore<Db>::claim_batch(const std::string& worker_id,
 template <typename Db>
 int64_t SqlStore<Db>::expire_leases(const ClaimOptions& options) {
   check("expire_leases", options);
-  std::lock_guard lock(mu_);
-  return db_.write("expire_leases", [&] { return expire(options, now_ms()); });
+  MutexLock lock(mu_);
+  return write("expire_leases", [&]() REQUIRES(mu_) { return expire(options, now_ms()); });
 }
 
 template <typename Db>
@@ -344,8 +344,8 @@ bool SqlStore<Db>::renew_lease(int64_t trial_id, int attempt, const std::string&
                                std::chrono::milliseconds lease) {
   if (lease.count() <= 0) throw invalid_argument(where("renew_lease") + "lease must be > 0");
   check_attempt("renew_lease", attempt);
-  std::lock_guard lock(mu_);
-  return db_.write("renew_lease", [&] {
+  MutexLock lock(mu_);
+  return write("renew_lease", [&]() REQUIRES(mu_) {
     const int64_t expires = now_ms() + lease.count();
     return db_.exec(
                "UPDATE trials SET lease_expires = ?4 "
@@ -358,8 +358,9 @@ template <typename Db>
 bool SqlStore<Db>::append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) {
   check_attempt("append_epochs", attempt);
   const auto extras = epoch_extras("append_epochs", rows);
-  std::lock_guard lock(mu_);
-  return db_.write("append_epochs", [&] { return write_epochs(trial_id, attempt, rows, extras); });
+  MutexLock lock(mu_);
+  return write("append_epochs",
+               [&]() REQUIRES(mu_) { return write_epochs(trial_id, attempt, rows, extras); });
 }
 
 template <typename Db>
@@ -384,8 +385,8 @@ std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& fi
     prepared.push_back(std::move(p));
     ids.insert(f.trial_id);
   }
-  std::lock_guard lock(mu_);
-  return db_.write("finish_trial", [&] {
+  MutexLock lock(mu_);
+  return write("finish_trial", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     std::vector<bool> applied(finishes.size(), false);
     if (ids.size() == finishes.size()) {
@@ -404,8 +405,8 @@ std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& fi
 template <typename Db>
 bool SqlStore<Db>::release_trial(int64_t trial_id, int attempt) {
   check_attempt("release_trial", attempt);
-  std::lock_guard lock(mu_);
-  return db_.write("release_trial", [&] {
+  MutexLock lock(mu_);
+  return write("release_trial", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     const int64_t changed = db_.exec(
         sql("UPDATE trials SET status = ", dialect_.back_status,
@@ -442,8 +443,8 @@ std::vector<Store::Start> SqlStore<Db>::start_trials(const std::vector<int64_t>&
   if (max_attempts < 0) throw invalid_argument(where("start_trial") + "max_attempts < 0");
   const bool distinct =
       std::set<int64_t>(trial_ids.begin(), trial_ids.end()).size() == trial_ids.size();
-  std::lock_guard lock(mu_);
-  return db_.write("start_trial", [&] {
+  MutexLock lock(mu_);
+  return write("start_trial", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     const int64_t expires = now + lease.count();
     std::vector<Start> out(trial_ids.size());
@@ -460,8 +461,8 @@ std::vector<Store::Start> SqlStore<Db>::start_trials(const std::vector<int64_t>&
 
 template <typename Db>
 bool SqlStore<Db>::fail_trial(int64_t trial_id, const std::string& error) {
-  std::lock_guard lock(mu_);
-  return db_.write("fail_trial", [&] {
+  MutexLock lock(mu_);
+  return write("fail_trial", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     if (!lock_trial(trial_id)) throw no_trial("fail_trial", trial_id);
     lose_running_attempt(trial_id, now);
@@ -479,8 +480,8 @@ bool SqlStore<Db>::fail_trial(int64_t trial_id, const std::string& error) {
 template <typename Db>
 void SqlStore<Db>::register_worker(const WorkerInfo& info) {
   if (info.id.empty()) throw invalid_argument(where("register_worker") + "empty worker id");
-  std::lock_guard lock(mu_);
-  db_.write("register_worker", [&] {
+  MutexLock lock(mu_);
+  write("register_worker", [&]() REQUIRES(mu_) {
     db_.exec(
         "INSERT INTO workers (id, host, pid, device, started_at, heartbeat_at, current_trial, "
         "status, pack, memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?5, NULL, 'idle', ?6, 0) "
@@ -495,8 +496,8 @@ void SqlStore<Db>::register_worker(const WorkerInfo& info) {
 template <typename Db>
 void SqlStore<Db>::heartbeat_worker(const std::string& id, std::optional<int64_t> current_trial,
                                     int64_t memory_bytes) {
-  std::lock_guard lock(mu_);
-  db_.write("heartbeat_worker", [&] {
+  MutexLock lock(mu_);
+  write("heartbeat_worker", [&]() REQUIRES(mu_) {
     WorkerStatus status = current_trial ? WorkerStatus::kBusy : WorkerStatus::kIdle;
     if (db_.exec("UPDATE workers SET heartbeat_at = ?2, current_trial = ?3, status = ?4, "
                  "memory_bytes = ?5 WHERE id = ?1",
@@ -507,8 +508,8 @@ void SqlStore<Db>::heartbeat_worker(const std::string& id, std::optional<int64_t
 
 template <typename Db>
 void SqlStore<Db>::stop_worker(const std::string& id) {
-  std::lock_guard lock(mu_);
-  db_.write("stop_worker", [&] {
+  MutexLock lock(mu_);
+  write("stop_worker", [&]() REQUIRES(mu_) {
     if (db_.exec("UPDATE workers SET heartbeat_at = ?2, current_trial = NULL, "
                  "status = 'stopped' WHERE id = ?1",
                  id, now_ms()) == 0)
@@ -518,8 +519,8 @@ void SqlStore<Db>::stop_worker(const std::string& id) {
 
 template <typename Db>
 std::vector<WorkerRecord> SqlStore<Db>::list_workers() {
-  std::lock_guard lock(mu_);
-  return db_.read("list_workers", [&] {
+  MutexLock lock(mu_);
+  return read("list_workers", [&]() REQUIRES(mu_) {
     std::vector<WorkerRecord> out;
     auto q =
         db_.query(sql("SELECT ", kWorkerColumns, " FROM workers ORDER BY id", dialect_.bytewise));
@@ -539,9 +540,9 @@ std::vector<WorkerRecord> SqlStore<Db>::list_workers() {
 
 template <typename Db>
 int64_t SqlStore<Db>::last_trial_change() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   number_changes();
-  return db_.read("last_trial_change", [&] {
+  return read("last_trial_change", [&]() REQUIRES(mu_) {
     auto q = db_.query("SELECT COALESCE(MAX(seq), 0) FROM trial_changes");
     q.next();
     return q.i64(0);
@@ -551,9 +552,9 @@ int64_t SqlStore<Db>::last_trial_change() {
 template <typename Db>
 std::vector<TrialRecord> SqlStore<Db>::trials_changed_since(int64_t after, int64_t limit) {
   if (limit < 1) throw invalid_argument(where("trials_changed_since") + "limit must be >= 1");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   number_changes();
-  return db_.read("trials_changed_since", [&] {
+  return read("trials_changed_since", [&]() REQUIRES(mu_) {
     std::vector<TrialRecord> out;
     // A trial changed twice appears once, with its last change number.
     auto q = db_.query(sql("SELECT ", kTrialColumns,

@@ -16,13 +16,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/error.h"
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace layerlab::store {
@@ -95,13 +95,17 @@ class SqlStore : public Store {
   int64_t last_trial_change() override;
   std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) override;
 
-  Stats stats() const override { return {db_.transactions(), db_.busy_waits(), db_.retries()}; }
+  // The Db's counters are atomics: read without the lock.
+  Stats stats() const override NO_THREAD_SAFETY_ANALYSIS {
+    return {db_.transactions(), db_.busy_waits(), db_.retries()};
+  }
 
  protected:
   // db_args construct the Db. The derived constructor brings the schema up to date.
   template <typename... A>
   SqlStore(const StoreOptions& options, const SqlDialect& dialect, A&&... db_args)
       : db_(std::forward<A>(db_args)...),
+        label_(db_.label()),
         dialect_(dialect),
         clock_(options.clock ? options.clock : &system_clock()) {}
 
@@ -122,35 +126,36 @@ class SqlStore : public Store {
   // Inserts the trials whose number is new (after the study was checked), logs them, and
   // returns every trial's id, in order.
   virtual std::vector<int64_t> insert_trials(int64_t study_id, const std::vector<NewTrial>& trials,
-                                             const std::vector<std::string>& params,
-                                             int64_t now) = 0;
+                                             const std::vector<std::string>& params, int64_t now)
+      REQUIRES(mu_) = 0;
   // Claims up to max queued trials (see Store::claim_batch) after leases were expired.
   virtual std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
-                                          int max, int64_t now) = 0;
+                                          int max, int64_t now) REQUIRES(mu_) = 0;
   // Writes rows for the attempt if it is current (see Store::append_epochs).
   virtual bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                            const std::vector<std::optional<std::string>>& extras) = 0;
+                            const std::vector<std::optional<std::string>>& extras)
+      REQUIRES(mu_) = 0;
   // Applies finishes[i] for i in `which` (distinct trials) and sets applied[i].
   virtual void finish_batch(const std::vector<TrialFinish>& finishes,
                             const std::vector<Prepared>& prepared, const std::vector<size_t>& which,
-                            int64_t now, std::vector<bool>& applied) = 0;
+                            int64_t now, std::vector<bool>& applied) REQUIRES(mu_) = 0;
   // Starts the distinct trials `ids` into out[first..] (see Store::start_trials).
   virtual void start_batch(const std::vector<int64_t>& ids, const std::string& worker_id,
                            int64_t now, int64_t expires, int max_attempts, std::vector<Start>& out,
-                           size_t first) = 0;
+                           size_t first) REQUIRES(mu_) = 0;
   // See Store::expire_leases.
-  virtual int64_t expire(const ClaimOptions& options, int64_t now) = 0;
+  virtual int64_t expire(const ClaimOptions& options, int64_t now) REQUIRES(mu_) = 0;
   // The trials' statuses changed (for trials_changed_since); logged in this order.
-  virtual void log_changes(const std::vector<int64_t>& ids) = 0;
+  virtual void log_changes(const std::vector<int64_t>& ids) REQUIRES(mu_) = 0;
   // Not in a transaction: see ParamOrder. key is checked (param_key).
   virtual ParamOrder param_order(const std::string& key, int path_at, const char* dir) const = 0;
   // Under mu_, before a follower reads the change log (its own transactions).
-  virtual void number_changes() {}
+  virtual void number_changes() REQUIRES(mu_) {}
 
   // ---- for the hooks
   // Inside a write transaction: the current attempt of a running trial is lost (its holder
   // is gone); the trial stays running, for the caller to restart or fail.
-  void lose_running_attempt(int64_t trial_id, int64_t now);
+  void lose_running_attempt(int64_t trial_id, int64_t now) REQUIRES(mu_);
 
   // The ids an UPDATE ... RETURNING id changed, ascending; the statement is finished.
   template <typename Cursor>
@@ -165,14 +170,27 @@ class SqlStore : public Store {
   static Time at(int64_t ms) { return Time{std::chrono::milliseconds{ms}}; }
 
   // "URL: call: ", the start of every message.
-  std::string where(const char* call) const { return db_.label() + ": " + call + ": "; }
+  std::string where(const char* call) const { return label_ + ": " + call + ": "; }
   Error no_trial(const char* call, int64_t id) const;
   nlohmann::json parse(const std::string& text, const char* column) const;
   // A params key (a.b.c) as the caller gave it, checked: letters, digits, '_' and dots.
   void check_param_key(const std::string& key) const;
 
-  mutable std::mutex mu_;  // serialises calls on db_
-  Db db_;                  // GUARDED_BY(mu_) (its counters are atomics)
+  // Db::write and Db::read run f in a transaction, retrying it; called with mu_ held. The
+  // analysis cannot see through Db's templates, so f says REQUIRES(mu_) itself and the call
+  // inside Db is left unchecked.
+  template <typename F>
+  auto write(const char* what, F&& f) REQUIRES(mu_) {
+    return db_.write(what, [&]() NO_THREAD_SAFETY_ANALYSIS { return f(); });
+  }
+  template <typename F>
+  auto read(const char* what, F&& f) REQUIRES(mu_) {
+    return db_.read(what, [&]() NO_THREAD_SAFETY_ANALYSIS { return f(); });
+  }
+
+  mutable Mutex mu_;  // serialises calls on db_
+  Db db_ GUARDED_BY(mu_);
+  const std::string label_;  // db_.label(), for messages made without the lock
   const SqlDialect dialect_;
 
  private:
@@ -186,8 +204,8 @@ class SqlStore : public Store {
   Error no_worker(const char* call, const std::string& id) const;
   void check(const char* call, const ClaimOptions& o) const;
   void check_attempt(const char* call, int attempt) const;
-  void require_study(const char* call, int64_t id);  // inside a transaction
-  bool lock_trial(int64_t trial_id);                 // inside a write transaction
+  void require_study(const char* call, int64_t id) REQUIRES(mu_);  // inside a transaction
+  bool lock_trial(int64_t trial_id) REQUIRES(mu_);                 // inside a write transaction
   template <typename Cursor>
   StudyRecord read_study(const Cursor& q) const;
   template <typename Cursor>

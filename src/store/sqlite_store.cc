@@ -41,7 +41,8 @@ class SqliteStore final : public SqlStore<Db> {
 
  private:
   std::vector<int64_t> insert_trials(int64_t study_id, const std::vector<NewTrial>& trials,
-                                     const std::vector<std::string>& params, int64_t now) override {
+                                     const std::vector<std::string>& params, int64_t now) override
+      REQUIRES(mu_) {
     std::vector<int64_t> ids;
     ids.reserve(trials.size());
     for (size_t i = 0; i < trials.size(); ++i) {
@@ -66,7 +67,7 @@ class SqliteStore final : public SqlStore<Db> {
   }
 
   std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
-                                  int max, int64_t now) override {
+                                  int max, int64_t now) override REQUIRES(mu_) {
     // The queued trial first in (study, highest cost, number); then, only if that one is
     // fresh, more fresh ones. A retried trial comes alone, so a trial that kills its worker
     // cannot make trials claimed with it lose attempts again and again.
@@ -85,7 +86,7 @@ class SqliteStore final : public SqlStore<Db> {
         "RETURNING id, attempts, study_id, number, dataset, params";
     const int64_t expires = now + options.lease.count();
     std::vector<Claim> claims;
-    auto take = [&](int limit, bool fresh_only) {
+    auto take = [&](int limit, bool fresh_only) REQUIRES(mu_) {
       auto q = options.study_id
                    ? db_.query(kInStudy, worker_id, expires, now, limit, fresh_only ? 1 : 0,
                                options.study_id)
@@ -106,7 +107,7 @@ class SqliteStore final : public SqlStore<Db> {
   }
 
   bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                    const std::vector<std::optional<std::string>>& extras) override {
+                    const std::vector<std::optional<std::string>>& extras) override REQUIRES(mu_) {
     if (!db_.query(std::string("SELECT 1 FROM trials WHERE id = ?1 AND ") + kCurrentAttempt,
                    trial_id, attempt)
              .next())
@@ -117,7 +118,7 @@ class SqliteStore final : public SqlStore<Db> {
 
   void finish_batch(const std::vector<TrialFinish>& finishes, const std::vector<Prepared>& prepared,
                     const std::vector<size_t>& which, int64_t now,
-                    std::vector<bool>& applied) override {
+                    std::vector<bool>& applied) override REQUIRES(mu_) {
     static const std::string kFinish =
         std::string(
             "UPDATE trials SET status = ?3, result = ?4, value = ?5, error = ?6, "
@@ -143,7 +144,7 @@ class SqliteStore final : public SqlStore<Db> {
 
   void start_batch(const std::vector<int64_t>& ids, const std::string& worker_id, int64_t now,
                    int64_t expires, int max_attempts, std::vector<Start>& out,
-                   size_t first) override {
+                   size_t first) override REQUIRES(mu_) {
     for (size_t i = 0; i < ids.size(); ++i) {
       const int64_t trial_id = ids[i];
       Start& s = out[first + i];
@@ -174,7 +175,7 @@ class SqliteStore final : public SqlStore<Db> {
     }
   }
 
-  int64_t expire(const ClaimOptions& o, int64_t now) override {
+  int64_t expire(const ClaimOptions& o, int64_t now) override REQUIRES(mu_) {
     constexpr const char* kExpired =
         "status = 'running' AND lease_expires < ?1 AND (?2 = 0 OR study_id = ?2)";
     if (!db_.query(std::string("SELECT 1 FROM trials WHERE ") + kExpired + " LIMIT 1", now,
@@ -201,7 +202,7 @@ class SqliteStore final : public SqlStore<Db> {
     return static_cast<int64_t>(failed.size() + requeued.size());
   }
 
-  void log_changes(const std::vector<int64_t>& ids) override {
+  void log_changes(const std::vector<int64_t>& ids) override REQUIRES(mu_) {
     for (int64_t id : ids) db_.exec("INSERT INTO trial_changes (trial_id) VALUES (?1)", id);
   }
 
@@ -213,7 +214,7 @@ class SqliteStore final : public SqlStore<Db> {
 
   // Inside a write transaction: an epoch written twice keeps the last version.
   void insert_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                     const std::vector<std::optional<std::string>>& extras) {
+                     const std::vector<std::optional<std::string>>& extras) REQUIRES(mu_) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const EpochRow& r = rows[i];
       db_.exec(
@@ -224,7 +225,7 @@ class SqliteStore final : public SqlStore<Db> {
   }
 
   // Inside a write transaction: the attempt a claim or delivery just started.
-  void record_attempt(const Claim& c, const std::string& worker_id, int64_t now) {
+  void record_attempt(const Claim& c, const std::string& worker_id, int64_t now) REQUIRES(mu_) {
     db_.exec(
         "INSERT INTO attempts (trial_id, attempt, worker_id, started_at) VALUES (?1, ?2, ?3, ?4)",
         c.trial_id, c.attempt, worker_id, now);
