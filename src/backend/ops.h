@@ -174,7 +174,9 @@ LAYERLAB_HOST_DEVICE inline float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // NaN in gives NaN out (p is NaN); converting NaN to int would be undefined, so the scale
+  // is taken from 0 instead.
+  const int32_t bits = (static_cast<int32_t>(n == n ? n : 0.f) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return p * scale;
