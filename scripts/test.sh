@@ -3,7 +3,7 @@
 # every test twice: an optimised gcc build (ci-release), and a clang build under
 # AddressSanitizer and UndefinedBehaviorSanitizer with thread-safety analysis (ci-sanitize;
 # the browser and cluster suites, which test processes and services rather than code paths
-# the sanitizers see differently, run in the release build only); then runs every libFuzzer
+# the sanitizers see differently, are built and run in the release build only); then runs every libFuzzer
 # target of the sanitizer build briefly (scripts/fuzz.sh, LAYERLAB_FUZZ_SECONDS each,
 # default 20). Where nvcc is, the CUDA module is compiled too (no GPU needed). Both builds
 # are unity builds (a cold start compiles each header once per batch, not once per file).
@@ -18,7 +18,9 @@ for preset in ci-release ci-sanitize; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
   echo "== $preset: tests ($((SECONDS - start)) s)"
-  ctest --preset "$preset" -j "$jobs" --timeout 600
+  # Two tests per core: most of a test's time is spent waiting on the processes, servers and
+  # browsers it starts, so the cores stay busy only with more tests than cores.
+  ctest --preset "$preset" -j "$((jobs * 2))" --timeout 600
 done
 # The CUDA module is built only when asked (LAYERLAB_CUDA=ON): compile it once here, no GPU
 # needed, wherever nvcc is (CI machines without CUDA skip it).
