@@ -33,18 +33,26 @@ constexpr const char* kEpochColumns =
 constexpr const char* kWorkerColumns =
     "id, host, pid, device, started_at, heartbeat_at, current_trial, status, pack, memory_bytes";
 
-// How the workers page counts an attempt's outcome (AttemptRecord::outcome).
-enum class Outcome { kDone, kFailed, kLost, kReleased, kRunning, kOther };
-
-Outcome outcome_of(const std::string& outcome) {
+// The count of WorkerActivity an attempt's outcome (AttemptRecord::outcome) adds to:
+// "" is running; nullptr for cancelled.
+int64_t WorkerActivity::*activity_count(const std::string& outcome) {
   if (outcome == "completed" || outcome == "pruned" || outcome == "early_stopped" ||
       outcome == "diverged")
-    return Outcome::kDone;
-  if (outcome == "failed") return Outcome::kFailed;
-  if (outcome == "lost") return Outcome::kLost;
-  if (outcome == "released") return Outcome::kReleased;
-  if (outcome.empty()) return Outcome::kRunning;
-  return Outcome::kOther;  // cancelled
+    return &WorkerActivity::done;
+  if (outcome == "failed") return &WorkerActivity::failed;
+  if (outcome == "lost") return &WorkerActivity::lost;
+  if (outcome == "released") return &WorkerActivity::released;
+  if (outcome.empty()) return &WorkerActivity::running;
+  return nullptr;
+}
+
+// The series of FinishedSeries an ended attempt counts in; nullptr for the others.
+std::vector<int64_t> FinishedSeries::*finished_series(const std::string& outcome) {
+  int64_t WorkerActivity::*count = activity_count(outcome);
+  if (count == &WorkerActivity::done) return &FinishedSeries::done;
+  if (count == &WorkerActivity::failed) return &FinishedSeries::failed;
+  if (count == &WorkerActivity::lost) return &FinishedSeries::lost;
+  return nullptr;
 }
 
 }  // namespace
@@ -583,28 +591,8 @@ std::vector<WorkerActivity> SqlStore<Db>::worker_activity(Time from, Time to) {
     auto counts =
         db_.query("SELECT worker_id, outcome, COUNT(*) FROM attempts GROUP BY worker_id, outcome");
     while (counts.next()) {
-      WorkerActivity& a = activity(counts.text(0));
-      const std::string outcome = counts.text(1);
-      const int64_t n = counts.i64(2);
-      switch (outcome_of(outcome)) {
-        case Outcome::kDone:
-          a.done += n;
-          break;
-        case Outcome::kFailed:
-          a.failed += n;
-          break;
-        case Outcome::kLost:
-          a.lost += n;
-          break;
-        case Outcome::kReleased:
-          a.released += n;
-          break;
-        case Outcome::kRunning:
-          a.running += n;
-          break;
-        case Outcome::kOther:
-          break;
-      }
+      if (int64_t WorkerActivity::*count = activity_count(counts.text(1)))
+        activity(counts.text(0)).*count += counts.i64(2);
     }
     // Busy: the union of the worker's attempts within its clipped window, merged in order
     // of start (clipping keeps that order).
@@ -657,11 +645,9 @@ std::vector<FinishedSeries> SqlStore<Db>::finished_per_bucket(Time from,
         "WHERE finished_at >= ?1 AND finished_at < ?3 GROUP BY 1, 2, 3",
         lo, bucket.count(), hi);
     while (q.next()) {
-      const Outcome o = outcome_of(q.text(2));
+      std::vector<int64_t> FinishedSeries::*series = finished_series(q.text(2));
       const int64_t i = q.i64(1);
-      if ((o != Outcome::kDone && o != Outcome::kFailed && o != Outcome::kLost) || i < 0 ||
-          i >= buckets)
-        continue;
+      if (!series || i < 0 || i >= buckets) continue;
       FinishedSeries& f = by_id[q.text(0)];
       if (f.worker_id.empty()) {
         f.worker_id = q.text(0);
@@ -669,8 +655,7 @@ std::vector<FinishedSeries> SqlStore<Db>::finished_per_bucket(Time from,
         f.failed.assign(static_cast<size_t>(buckets), 0);
         f.lost.assign(static_cast<size_t>(buckets), 0);
       }
-      auto& series = o == Outcome::kDone ? f.done : o == Outcome::kFailed ? f.failed : f.lost;
-      series[static_cast<size_t>(i)] += q.i64(3);
+      (f.*series)[static_cast<size_t>(i)] += q.i64(3);
     }
     std::vector<FinishedSeries> out;
     for (auto& [id, f] : by_id) out.push_back(std::move(f));

@@ -6,9 +6,7 @@
 #include "server/throughput.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -17,6 +15,7 @@
 
 #include "server/server.h"
 #include "store/store.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab::server {
 namespace {
@@ -32,11 +31,7 @@ constexpr milliseconds kLease{30'000};
 class ThroughputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("layerlab-throughput-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    const std::string url = "sqlite:" + (dir_ / "store.db").string();
+    const std::string url = "sqlite:" + dir_.path("store.db");
     store::StoreOptions so;
     so.clock = &clock_;
     store_ = store::open_store(url, so);
@@ -44,11 +39,6 @@ class ThroughputTest : public ::testing::Test {
     o.store_url = url;
     o.clock = &clock_;
     api_ = std::make_unique<Api>(o);
-  }
-  void TearDown() override {
-    api_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   void at(int s) { clock_.advance(kT0 + seconds(s) - clock_.now()); }
@@ -108,7 +98,7 @@ class ThroughputTest : public ::testing::Test {
     api_->context().sample_queue();  // 2 queued
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_;
   store::ManualClock clock_{kT0};
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Api> api_;
