@@ -103,7 +103,7 @@ export function mount(root, _params, ctx) {
     const sorted = [...list].sort((a, b) => (b.alive - a.alive) || String(a.id).localeCompare(String(b.id)));
     fill(workersBox, h('table', { class: 'table', id: 'workers-table' },
       h('thead', null, h('tr', null,
-        ['', 'Worker', 'Host', 'PID', 'Device', 'Pack', 'Memory', 'Done', 'Failed', 'Lost', 'Utilisation', 'Status', 'Current trial', 'Heartbeat age', 'Started']
+        ['', 'Worker', 'Host', 'PID', 'Device', 'Pack', 'Memory', 'Status', 'Done', 'Failed', 'Lost', 'Utilisation', 'Current trial', 'Heartbeat age', 'Started']
           .map((t) => h('th', { class: NUMERIC.includes(t) ? 'num' : '' }, t)))),
       h('tbody', null, sorted.map(workerRow))));
   }
