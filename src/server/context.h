@@ -53,7 +53,8 @@ struct Context {
   std::unique_ptr<analysis::StudyCache> cache;
   EventHub hub;
   std::unique_ptr<ChangeFeed> feed;
-  QueueHistory queue_history;  // /api/v1/throughput's queue depth over time
+  QueueHistory queue_history;                        // /api/v1/throughput's queue depth over time
+  TtlCache monitoring{std::chrono::seconds(2), 64};  // /workers and /throughput bodies
 
   Mutex counters_mu;
   std::map<int, uint64_t> responses GUARDED_BY(counters_mu);  // by status

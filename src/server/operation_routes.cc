@@ -217,6 +217,32 @@ std::string metrics_text(Context& c) {
   return out;
 }
 
+// /workers' body: each worker with what it did (trials done, failed, lost and handed back,
+// ever) and its busy share over the last `minutes`.
+std::string workers_text(store::Store& store, store::Time t, int64_t minutes) {
+  const std::vector<store::WorkerRecord> workers = store.list_workers();
+  const std::vector<store::WorkerActivity> activity =
+      store.worker_activity(t - std::chrono::minutes(minutes), t);
+  std::map<std::string, const store::WorkerActivity*> by_id;
+  for (const store::WorkerActivity& a : activity) by_id[a.worker_id] = &a;
+  json list = json::array();
+  for (const store::WorkerRecord& w : workers) {
+    json j = analysis::worker_json(w, t);
+    auto it = by_id.find(w.info.id);
+    const store::WorkerActivity a = it != by_id.end() ? *it->second : store::WorkerActivity{};
+    j["done"] = a.done;
+    j["failed"] = a.failed;
+    j["lost"] = a.lost;
+    j["released"] = a.released;
+    j["busy_seconds"] = seconds_of(a.busy);
+    j["alive_seconds"] = seconds_of(a.alive);
+    j["utilisation"] = utilisation(a);
+    list.push_back(std::move(j));
+  }
+  return json{{"workers", std::move(list)}, {"window_seconds", minutes * 60}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 store::Time Context::now() const {
@@ -236,27 +262,8 @@ void add_operation_routes(Router& r, Context& c) {
   r.get("/api/v1/workers", [&c](const Request& req, Response& res) {
     const int64_t minutes = query_int(req, "minutes", kDefaultMinutes, 1, kMaxMinutes);
     const store::Time t = c.now();
-    store::Store& store = c.store();
-    const std::vector<store::WorkerRecord> workers = store.list_workers();
-    const std::vector<store::WorkerActivity> activity =
-        store.worker_activity(t - std::chrono::minutes(minutes), t);
-    std::map<std::string, const store::WorkerActivity*> by_id;
-    for (const store::WorkerActivity& a : activity) by_id[a.worker_id] = &a;
-    json list = json::array();
-    for (const store::WorkerRecord& w : workers) {
-      json j = analysis::worker_json(w, t);
-      auto it = by_id.find(w.info.id);
-      const store::WorkerActivity a = it != by_id.end() ? *it->second : store::WorkerActivity{};
-      j["done"] = a.done;
-      j["failed"] = a.failed;
-      j["lost"] = a.lost;
-      j["released"] = a.released;
-      j["busy_seconds"] = seconds_of(a.busy);
-      j["alive_seconds"] = seconds_of(a.alive);
-      j["utilisation"] = utilisation(a);
-      list.push_back(std::move(j));
-    }
-    send_json(res, {{"workers", std::move(list)}, {"window_seconds", minutes * 60}});
+    send_json_text(res, c.monitoring.get(cache_key({"workers", minutes}), t,
+                                         [&] { return workers_text(c.store(), t, minutes); }));
   });
 
   // Finished trials per worker and time bucket, and the queue's depth in the same buckets.
@@ -273,15 +280,20 @@ void add_operation_routes(Router& r, Context& c) {
     // Buckets aligned to multiples of their length, the last one holding now, so that the
     // same minute is the same bucket from one poll to the next.
     const std::chrono::milliseconds width{bucket * 1000};
-    const int64_t now_ms = c.now().time_since_epoch().count();
+    const store::Time t = c.now();
+    const int64_t now_ms = t.time_since_epoch().count();
     const store::Time end{std::chrono::milliseconds{(now_ms / width.count() + 1) * width.count()}};
     ThroughputWindow w;
     w.bucket = width;
     w.buckets = static_cast<int>(buckets);
     w.from = end - width * buckets;
     w.max_workers = static_cast<size_t>(max_workers);
-    send_json(res, throughput_json(w, c.store().finished_per_bucket(w.from, w.bucket, w.buckets),
-                                   c.queue_history.since(w.from), c.options.queue_sample));
+    send_json_text(
+        res, c.monitoring.get(cache_key({"throughput", minutes, bucket, max_workers}), t, [&] {
+          return throughput_json(w, c.store().finished_per_bucket(w.from, w.bucket, w.buckets),
+                                 c.queue_history.since(w.from), c.options.queue_sample)
+              .dump(-1, ' ', false, json::error_handler_t::replace);
+        }));
   });
 
   r.get("/api/v1/queue", [&c](const Request&, Response& res) {

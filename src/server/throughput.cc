@@ -27,6 +27,29 @@ size_t QueueHistory::size() const {
   return samples_.size();
 }
 
+std::shared_ptr<const std::string> TtlCache::get(const std::string& key, store::Time now,
+                                                 const std::function<std::string()>& make) {
+  {
+    MutexLock lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && now - it->second.made < ttl_ && now >= it->second.made)
+      return it->second.body;
+  }
+  auto body = std::make_shared<const std::string>(make());
+  MutexLock lock(mu_);
+  if (entries_.size() >= capacity_ && !entries_.count(key)) {
+    std::erase_if(entries_, [&](const auto& e) { return now - e.second.made >= ttl_; });
+    if (entries_.size() >= capacity_) {
+      auto oldest = std::min_element(
+          entries_.begin(), entries_.end(),
+          [](const auto& a, const auto& b) { return a.second.made < b.second.made; });
+      entries_.erase(oldest);
+    }
+  }
+  entries_[key] = {now, body};
+  return body;
+}
+
 namespace {
 
 int64_t sum(const std::vector<int64_t>& v) {

@@ -6,7 +6,11 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "common/mutex.h"
@@ -37,6 +41,29 @@ class QueueHistory {
   const size_t capacity_;
   mutable Mutex mu_;
   std::deque<QueueSample> samples_ GUARDED_BY(mu_);
+};
+
+// Bodies of the monitoring routes (/workers, /throughput), kept for `ttl` per parsed request
+// (cache_key), so that dashboards polling the same view cost one read of the attempts per
+// ttl between them (a read that scans the window's attempts: a fraction of a second at
+// 200,000). At most `capacity` keys: when full, expired ones go, then the oldest. Thread-safe;
+// `make` runs outside the lock (two requests at once may both make the body).
+class TtlCache {
+ public:
+  TtlCache(std::chrono::milliseconds ttl, size_t capacity) : ttl_(ttl), capacity_(capacity) {}
+
+  std::shared_ptr<const std::string> get(const std::string& key, store::Time now,
+                                         const std::function<std::string()>& make);
+
+ private:
+  struct Entry {
+    store::Time made{};
+    std::shared_ptr<const std::string> body;
+  };
+  const std::chrono::milliseconds ttl_;
+  const size_t capacity_;
+  Mutex mu_;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };
 
 // The window of /api/v1/throughput: `buckets` buckets of `bucket` ending at `to` (the

@@ -190,6 +190,34 @@ TEST_F(ThroughputTest, FinishedTrialsPerWorkerAndMinuteWithTheQueueDepth) {
   EXPECT_EQ(call("/api/v1/throughput?minutes=1440&bucket=240").status, 200);
 }
 
+TEST_F(ThroughputTest, MonitoringBodiesAreReusedForTwoSeconds) {
+  two_workers();
+  EXPECT_EQ(get("/api/v1/workers")["workers"][0]["done"], 2);
+  EXPECT_EQ(get("/api/v1/throughput?minutes=5")["total"], json({0, 0, 2, 1, 0}));
+  auto c = store_->claim_next("a", lease());
+  ASSERT_TRUE(
+      store_->finish_trial(c->trial_id, c->attempt, store::TrialStatus::kCompleted, {}, 1.0, ""));
+  clock_.advance(milliseconds(1999));
+  EXPECT_EQ(get("/api/v1/workers")["workers"][0]["done"], 2);             // the same body
+  EXPECT_EQ(get("/api/v1/workers?minutes=59")["workers"][0]["done"], 3);  // another request
+  clock_.advance(milliseconds(1));
+  EXPECT_EQ(get("/api/v1/workers")["workers"][0]["done"], 3);
+  EXPECT_EQ(get("/api/v1/throughput?minutes=5")["total"], json({0, 0, 2, 1, 1}));
+}
+
+TEST(TtlCache, KeepsBodiesForTheirTtlAndAtMostCapacityKeys) {
+  TtlCache cache(seconds(2), 2);
+  int made = 0;
+  auto make = [&] { return std::to_string(++made); };
+  EXPECT_EQ(*cache.get("a", kT0, make), "1");
+  EXPECT_EQ(*cache.get("a", kT0 + seconds(1), make), "1");
+  EXPECT_EQ(*cache.get("b", kT0 + seconds(1), make), "2");
+  EXPECT_EQ(*cache.get("c", kT0 + seconds(1), make), "3");  // full: "a", the oldest, goes
+  EXPECT_EQ(*cache.get("b", kT0 + seconds(1), make), "2");
+  EXPECT_EQ(*cache.get("a", kT0 + seconds(1), make), "4");
+  EXPECT_EQ(*cache.get("c", kT0 + seconds(3), make), "5");  // expired
+}
+
 TEST(QueueHistory, KeepsTheNewestSamplesInOrder) {
   QueueHistory h(3);
   for (int i = 0; i < 5; ++i) h.add({kT0 + seconds(i), i, 0});
