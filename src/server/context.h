@@ -14,6 +14,7 @@
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
+#include "server/throughput.h"
 #include "store/store.h"
 
 namespace layerlab::server {
@@ -41,6 +42,8 @@ struct ServerOptions {
   std::string data_dir;
   int64_t max_trials_per_study = 1'000'000;  // a POSTed study's size (SpecLimits::max_trials)
   int store_connections = 4;                 // read connections shared round-robin by requests
+  std::chrono::milliseconds queue_sample{10'000};  // how often the queue's depth is sampled
+  store::Clock* clock = nullptr;  // nullptr: the system clock (tests move a manual one)
 };
 
 struct Context {
@@ -50,11 +53,17 @@ struct Context {
   std::unique_ptr<analysis::StudyCache> cache;
   EventHub hub;
   std::unique_ptr<ChangeFeed> feed;
+  QueueHistory queue_history;                        // /api/v1/throughput's queue depth over time
+  TtlCache monitoring{std::chrono::seconds(2), 64};  // /workers and /throughput bodies
 
   Mutex counters_mu;
   std::map<int, uint64_t> responses GUARDED_BY(counters_mu);  // by status
 
   store::Store& store() { return *stores[next_store++ % stores.size()]; }
+  store::Time now() const;
+  // Takes one sample of the queue (depth and in flight of running studies) into
+  // queue_history; the server calls it every options.queue_sample.
+  void sample_queue();
   // A study by id or by name; kNotFound.
   store::StudyRecord study(const std::string& id_or_name);
 };

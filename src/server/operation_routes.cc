@@ -1,6 +1,12 @@
 // Workers, queue, the event stream, /metrics and /healthz.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "common/text_safety.h"
 #include "server/context.h"
 
 namespace layerlab::server {
@@ -8,16 +14,14 @@ namespace {
 
 using nlohmann::json;
 
-store::Time now() {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-}
-
 struct QueueState {
   int64_t depth = 0, in_flight = 0, dead_lettered = 0;
   json studies = json::array();
 };
 
-QueueState queue_state(store::Store& store) {
+// dead_letters: also count the trials failed because their worker kept dying (the store
+// queue's dead letters), which reads every failed trial.
+QueueState queue_state(store::Store& store, bool dead_letters = true) {
   QueueState q;
   for (const store::StudyRecord& s : store.list_studies()) {
     if (s.status == store::StudyStatus::kRunning) {
@@ -29,7 +33,7 @@ QueueState queue_state(store::Store& store) {
                            {"queued", c[store::TrialStatus::kQueued]},
                            {"running", c[store::TrialStatus::kRunning]}});
     }
-    // Trials failed because their worker kept dying: the store queue's dead letters.
+    if (!dead_letters) continue;
     for (const store::TrialRecord& t :
          store.list_trials(s.id, {.statuses = {store::TrialStatus::kFailed}}))
       q.dead_lettered += t.lost > 0;
@@ -37,21 +41,131 @@ QueueState queue_state(store::Store& store) {
   return q;
 }
 
-std::string label(const std::string& v) {  // Prometheus label value escaping
+// The window the workers page measures utilisation over, and the throughput chart's.
+constexpr int64_t kDefaultMinutes = 60;
+constexpr int64_t kMaxMinutes = 24 * 60;
+constexpr int64_t kMaxBuckets = 360;
+// /metrics: per-worker series for this many workers (the most recently seen), the others
+// summed under worker="(others)"; the duration histogram for this many studies (the newest).
+constexpr size_t kMetricWorkers = 100;
+constexpr size_t kMetricStudies = 50;
+constexpr const char* kOtherWorkers = "(others)";
+// Training time buckets of the duration histogram, in seconds.
+const std::vector<double> kDurationBounds = {0.1, 0.25, 0.5, 1,   2.5, 5,    10,
+                                             30,  60,   120, 300, 600, 1800, 3600};
+// /metrics' utilisation gauge looks back this far.
+constexpr std::chrono::minutes kMetricUtilisationWindow{5};
+
+json utilisation(const store::WorkerActivity& a) {
+  if (a.alive.count() <= 0) return nullptr;
+  return static_cast<double>(a.busy.count()) / static_cast<double>(a.alive.count());
+}
+
+double seconds_of(std::chrono::milliseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// A Prometheus label value: backslash, double quote and line feed escaped (the exposition
+// format's only escapes), and bytes that are not UTF-8 replaced by U+FFFD, since the format
+// is UTF-8 and a worker id or study name may come from anywhere.
+std::string label(const std::string& v) {
   std::string out;
-  for (char ch : v) {
-    if (ch == '\\' || ch == '"') out += '\\';
-    if (ch == '\n') {
-      out += "\\n";
-      continue;
+  std::string_view rest = v;
+  while (!rest.empty()) {
+    const size_t bad = find_invalid_utf8(rest);
+    for (char ch : rest.substr(0, bad)) {
+      if (ch == '\\' || ch == '"') out += '\\';
+      if (ch == '\n') {
+        out += "\\n";
+        continue;
+      }
+      out += ch;
     }
-    out += ch;
+    if (bad == std::string_view::npos) break;
+    out += "\xEF\xBF\xBD";
+    rest.remove_prefix(bad + 1);
   }
   return out;
 }
 
 void metric(std::string& out, const char* name, const char* type, const char* help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+// Per worker: attempts by how they ended (counters: history only grows) and the busy
+// share of the last minutes (a gauge), for the kMetricWorkers most recently seen workers;
+// the rest are summed (their counters) under worker="(others)", so the series stay bounded
+// however many worker processes a store has seen.
+void worker_metrics(std::string& out, store::Store& store, store::Time now) {
+  std::vector<store::WorkerRecord> workers = store.list_workers();
+  std::stable_sort(workers.begin(), workers.end(),
+                   [](const auto& a, const auto& b) { return a.heartbeat_at > b.heartbeat_at; });
+  std::set<std::string> shown;
+  for (size_t i = 0; i < workers.size() && i < kMetricWorkers; ++i)
+    shown.insert(workers[i].info.id);
+  const auto activity = store.worker_activity(now - kMetricUtilisationWindow, now);
+  store::WorkerActivity others;
+  bool any_other = false;
+  metric(out, "layerlab_worker_trials_total", "counter",
+         "Attempts by worker and outcome: done (a result), failed, lost (lease expired or "
+         "redelivered: the worker died or hung), released (handed back).");
+  auto counters = [&out](const std::string& worker, const store::WorkerActivity& a) {
+    const std::string w = label(worker);
+    const std::pair<const char*, int64_t> by_outcome[] = {
+        {"done", a.done}, {"failed", a.failed}, {"lost", a.lost}, {"released", a.released}};
+    for (const auto& [outcome, n] : by_outcome)
+      out += fmt::format("layerlab_worker_trials_total{{worker=\"{}\",outcome=\"{}\"}} {}\n", w,
+                         outcome, n);
+  };
+  for (const store::WorkerActivity& a : activity) {
+    if (shown.count(a.worker_id)) {
+      counters(a.worker_id, a);
+      continue;
+    }
+    any_other = true;
+    others.done += a.done;
+    others.failed += a.failed;
+    others.lost += a.lost;
+    others.released += a.released;
+  }
+  if (any_other) counters(kOtherWorkers, others);
+  metric(out, "layerlab_worker_utilisation", "gauge",
+         "Share of the last 5 minutes a worker was running at least one trial, of the time it "
+         "was alive in them.");
+  for (const store::WorkerActivity& a : activity) {
+    const json u = utilisation(a);
+    if (shown.count(a.worker_id) && u.is_number())
+      out += fmt::format("layerlab_worker_utilisation{{worker=\"{}\"}} {}\n", label(a.worker_id),
+                         u.get<double>());
+  }
+}
+
+// Training time of trials with a result, per study (the kMetricStudies newest studies).
+void duration_metrics(std::string& out, store::Store& store) {
+  std::map<int64_t, std::string> names;
+  for (const store::StudyRecord& s : store.list_studies()) names[s.id] = s.name;
+  std::vector<store::DurationHistogram> hs = store.duration_histograms(kDurationBounds);
+  if (hs.size() > kMetricStudies) hs.erase(hs.begin(), hs.end() - kMetricStudies);
+  metric(out, "layerlab_trial_duration_seconds", "histogram",
+         "Training time of trials that ended with a result (completed, pruned, early_stopped, "
+         "diverged), by study.");
+  for (const store::DurationHistogram& h : hs) {
+    auto name = names.find(h.study_id);
+    const std::string study =
+        label(name != names.end() ? name->second : std::to_string(h.study_id));
+    int64_t cumulative = 0;
+    for (size_t i = 0; i < h.counts.size(); ++i) {
+      cumulative += h.counts[i];
+      const std::string le =
+          i < kDurationBounds.size() ? fmt::format("{}", kDurationBounds[i]) : "+Inf";
+      out += fmt::format("layerlab_trial_duration_seconds_bucket{{study=\"{}\",le=\"{}\"}} {}\n",
+                         study, le, cumulative);
+    }
+    out += fmt::format("layerlab_trial_duration_seconds_sum{{study=\"{}\"}} {}\n", study,
+                       h.sum_seconds);
+    out +=
+        fmt::format("layerlab_trial_duration_seconds_count{{study=\"{}\"}} {}\n", study, h.count);
+  }
 }
 
 std::string metrics_text(Context& c) {
@@ -65,7 +179,7 @@ std::string metrics_text(Context& c) {
                          to_string(st), counts[st]);
   }
   int alive = 0, silent = 0, stopped = 0;
-  const store::Time t = now();
+  const store::Time t = c.now();
   for (const store::WorkerRecord& w : store.list_workers()) {
     if (w.status == store::WorkerStatus::kStopped)
       ++stopped;
@@ -83,6 +197,8 @@ std::string metrics_text(Context& c) {
   out += fmt::format("layerlab_queue_depth {}\n", q.depth);
   metric(out, "layerlab_queue_in_flight", "gauge", "Running trials of running studies.");
   out += fmt::format("layerlab_queue_in_flight {}\n", q.in_flight);
+  worker_metrics(out, store, t);
+  duration_metrics(out, store);
   metric(out, "layerlab_http_requests_total", "counter", "HTTP responses by status code.");
   {
     MutexLock lock(c.counters_mu);
@@ -101,15 +217,83 @@ std::string metrics_text(Context& c) {
   return out;
 }
 
+// /workers' body: each worker with what it did (trials done, failed, lost and handed back,
+// ever) and its busy share over the last `minutes`.
+std::string workers_text(store::Store& store, store::Time t, int64_t minutes) {
+  const std::vector<store::WorkerRecord> workers = store.list_workers();
+  const std::vector<store::WorkerActivity> activity =
+      store.worker_activity(t - std::chrono::minutes(minutes), t);
+  std::map<std::string, const store::WorkerActivity*> by_id;
+  for (const store::WorkerActivity& a : activity) by_id[a.worker_id] = &a;
+  json list = json::array();
+  for (const store::WorkerRecord& w : workers) {
+    json j = analysis::worker_json(w, t);
+    auto it = by_id.find(w.info.id);
+    const store::WorkerActivity a = it != by_id.end() ? *it->second : store::WorkerActivity{};
+    j["done"] = a.done;
+    j["failed"] = a.failed;
+    j["lost"] = a.lost;
+    j["released"] = a.released;
+    j["busy_seconds"] = seconds_of(a.busy);
+    j["alive_seconds"] = seconds_of(a.alive);
+    j["utilisation"] = utilisation(a);
+    list.push_back(std::move(j));
+  }
+  return json{{"workers", std::move(list)}, {"window_seconds", minutes * 60}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
+store::Time Context::now() const {
+  return options.clock ? options.clock->now()
+                       : std::chrono::time_point_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now());
+}
+
+void Context::sample_queue() {
+  const QueueState q = queue_state(store(), false);
+  queue_history.add({now(), q.depth, q.in_flight});
+}
+
 void add_operation_routes(Router& r, Context& c) {
-  r.get("/api/v1/workers", [&c](const Request&, Response& res) {
-    json list = json::array();
-    const store::Time t = now();
-    for (const store::WorkerRecord& w : c.store().list_workers())
-      list.push_back(analysis::worker_json(w, t));
-    send_json(res, {{"workers", std::move(list)}});
+  // Each worker with what it did: trials done, failed, lost and handed back (history), and
+  // its busy share over the last `minutes`.
+  r.get("/api/v1/workers", [&c](const Request& req, Response& res) {
+    const int64_t minutes = query_int(req, "minutes", kDefaultMinutes, 1, kMaxMinutes);
+    const store::Time t = c.now();
+    send_json_text(res, c.monitoring.get(cache_key({"workers", minutes}), t,
+                                         [&] { return workers_text(c.store(), t, minutes); }));
+  });
+
+  // Finished trials per worker and time bucket, and the queue's depth in the same buckets.
+  r.get("/api/v1/throughput", [&c](const Request& req, Response& res) {
+    const int64_t minutes = query_int(req, "minutes", kDefaultMinutes, 1, kMaxMinutes);
+    const int64_t bucket = query_int(req, "bucket", 60, 10, 3600);
+    const int64_t max_workers = query_int(req, "workers", 10, 1, 50);
+    const int64_t buckets = (minutes * 60 + bucket - 1) / bucket;
+    if (buckets > kMaxBuckets)
+      throw invalid_argument(fmt::format(
+          "bucket: {} minutes in buckets of {} s make {} buckets, over the limit of {}; use a "
+          "bucket of at least {} s or fewer minutes",
+          minutes, bucket, buckets, kMaxBuckets, (minutes * 60 + kMaxBuckets - 1) / kMaxBuckets));
+    // Buckets aligned to multiples of their length, the last one holding now, so that the
+    // same minute is the same bucket from one poll to the next.
+    const std::chrono::milliseconds width{bucket * 1000};
+    const store::Time t = c.now();
+    const int64_t now_ms = t.time_since_epoch().count();
+    const store::Time end{std::chrono::milliseconds{(now_ms / width.count() + 1) * width.count()}};
+    ThroughputWindow w;
+    w.bucket = width;
+    w.buckets = static_cast<int>(buckets);
+    w.from = end - width * buckets;
+    w.max_workers = static_cast<size_t>(max_workers);
+    send_json_text(
+        res, c.monitoring.get(cache_key({"throughput", minutes, bucket, max_workers}), t, [&] {
+          return throughput_json(w, c.store().finished_per_bucket(w.from, w.bucket, w.buckets),
+                                 c.queue_history.since(w.from), c.options.queue_sample)
+              .dump(-1, ' ', false, json::error_handler_t::replace);
+        }));
   });
 
   r.get("/api/v1/queue", [&c](const Request&, Response& res) {

@@ -77,10 +77,14 @@ Api::Api(ServerOptions options) {
     throw invalid_argument("refusing to serve on " + options.host +
                            " without --token: anyone who can reach it could create and cancel "
                            "studies; set a token or bind to 127.0.0.1");
+  if (options.queue_sample.count() <= 0)
+    throw invalid_argument("the queue's sampling interval must be positive");
   context_.options = std::move(options);
   const ServerOptions& o = context_.options;
+  store::StoreOptions store_options;
+  store_options.clock = o.clock;
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
-    context_.stores.push_back(store::open_store(o.store_url));
+    context_.stores.push_back(store::open_store(o.store_url, store_options));
   context_.cache = std::make_unique<analysis::StudyCache>(*context_.stores.front());
   context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url), *context_.cache,
                                                context_.hub, o.poll);
@@ -167,6 +171,19 @@ int Server::start() {
       std::cerr << "server: warming the study cache: " << e.what() << "\n";
     }
   });
+  sampler_ = std::thread([this, &c] {
+    for (;;) {
+      try {
+        c.sample_queue();
+      } catch (const std::exception& e) {  // a gap in the history; the next sample may work
+        std::cerr << "server: sampling the queue: " << e.what() << "\n";
+      }
+      MutexLock lock(stop_mu_);
+      if (stop_cv_.wait_for(lock.native(), c.options.queue_sample,
+                            [this]() REQUIRES(stop_mu_) { return stopping_; }))
+        return;
+    }
+  });
   pings_ = std::thread([this, &c] {
     MutexLock lock(stop_mu_);
     while (!stop_cv_.wait_for(lock.native(), std::chrono::seconds(5),
@@ -185,6 +202,7 @@ void Server::stop() {
   }
   stop_cv_.notify_all();
   if (pings_.joinable()) pings_.join();
+  if (sampler_.joinable()) sampler_.join();
   if (warm_.joinable()) warm_.join();
   Context& c = api_.context();
   c.hub.close();  // ends every event stream, resuming their connections

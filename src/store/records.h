@@ -160,6 +160,41 @@ struct WorkerRecord {
   int64_t memory_bytes = 0;  // backend memory in use at the last heartbeat
 };
 
+// What one worker did, from the attempts it ran (Store::worker_activity). The counts cover
+// the store's whole history (they only grow: Prometheus counters); busy and alive cover
+// the window asked for.
+struct WorkerActivity {
+  std::string worker_id{};
+  int64_t done =
+      0;  // attempts that ended with a result: completed, pruned, early_stopped, diverged
+  int64_t failed = 0;    // attempts whose trial failed on this worker (training threw)
+  int64_t lost = 0;      // attempts it lost: its lease expired, or the broker redelivered the trial
+  int64_t released = 0;  // attempts it handed back (SIGTERM)
+  int64_t running = 0;   // attempts it holds now
+  // Within the window, clipped to the worker's life (registration to last heartbeat):
+  std::chrono::milliseconds alive{0};  // how long it was registered and heartbeating
+  std::chrono::milliseconds busy{0};   // how long it ran at least one attempt (busy <= alive)
+};
+
+// Attempts that ended in each of `buckets` equal intervals from `from`, of one worker
+// (Store::finished_per_bucket); index i counts [from + i * bucket, from + (i + 1) * bucket).
+struct FinishedSeries {
+  std::string worker_id{};
+  std::vector<int64_t> done{};    // as WorkerActivity::done
+  std::vector<int64_t> failed{};  // as WorkerActivity::failed
+  std::vector<int64_t> lost{};    // as WorkerActivity::lost
+};
+
+// Finished trials of one study by training time (finished_at - started_at of the attempt
+// that produced the result), for a histogram: counts[i] trials took <= bounds[i] seconds
+// and more than bounds[i - 1] (not cumulative); the last element counts the rest.
+struct DurationHistogram {
+  int64_t study_id = 0;
+  std::vector<int64_t> counts{};  // bounds.size() + 1
+  double sum_seconds = 0;
+  int64_t count = 0;
+};
+
 // A trial handed to a worker by claim_next: the worker trains it and reports with
 // (trial_id, attempt), which is the key of every later write.
 struct Claim {

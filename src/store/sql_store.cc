@@ -1,5 +1,7 @@
 #include "store/sql_store.h"
 
+#include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -30,6 +32,28 @@ constexpr const char* kEpochColumns =
     "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra";
 constexpr const char* kWorkerColumns =
     "id, host, pid, device, started_at, heartbeat_at, current_trial, status, pack, memory_bytes";
+
+// The count of WorkerActivity an attempt's outcome (AttemptRecord::outcome) adds to:
+// "" is running; nullptr for cancelled.
+int64_t WorkerActivity::*activity_count(const std::string& outcome) {
+  if (outcome == "completed" || outcome == "pruned" || outcome == "early_stopped" ||
+      outcome == "diverged")
+    return &WorkerActivity::done;
+  if (outcome == "failed") return &WorkerActivity::failed;
+  if (outcome == "lost") return &WorkerActivity::lost;
+  if (outcome == "released") return &WorkerActivity::released;
+  if (outcome.empty()) return &WorkerActivity::running;
+  return nullptr;
+}
+
+// The series of FinishedSeries an ended attempt counts in; nullptr for the others.
+std::vector<int64_t> FinishedSeries::*finished_series(const std::string& outcome) {
+  int64_t WorkerActivity::*count = activity_count(outcome);
+  if (count == &WorkerActivity::done) return &FinishedSeries::done;
+  if (count == &WorkerActivity::failed) return &FinishedSeries::failed;
+  if (count == &WorkerActivity::lost) return &FinishedSeries::lost;
+  return nullptr;
+}
 
 }  // namespace
 
@@ -533,6 +557,150 @@ std::vector<WorkerRecord> SqlStore<Db>::list_workers() {
       w.current_trial = q.opt_i64(6);
       w.status = parse_worker_status(q.text(7));
       out.push_back(std::move(w));
+    }
+    return out;
+  });
+}
+
+template <typename Db>
+std::vector<WorkerActivity> SqlStore<Db>::worker_activity(Time from, Time to) {
+  if (to < from)
+    throw invalid_argument(where("worker_activity") + "the window ends before it starts");
+  const int64_t lo = from.time_since_epoch().count();
+  const int64_t hi = to.time_since_epoch().count();
+  MutexLock lock(mu_);
+  return read("worker_activity", [&]() REQUIRES(mu_) {
+    struct Life {
+      int64_t begin = 0, end = 0;           // the window clipped to the worker's life
+      int64_t run_begin = 0, run_end = -1;  // the busy interval being merged
+    };
+    std::map<std::string, WorkerActivity> by_id;
+    std::map<std::string, Life> lives;
+    auto activity = [&](const std::string& id) -> WorkerActivity& {
+      WorkerActivity& a = by_id[id];
+      a.worker_id = id;
+      return a;
+    };
+    auto w = db_.query("SELECT id, started_at, heartbeat_at FROM workers");
+    while (w.next()) {
+      Life& l = lives[w.text(0)];
+      l.begin = std::max(lo, w.i64(1));
+      l.end = std::max(l.begin, std::min(hi, w.i64(2)));
+      activity(w.text(0)).alive = std::chrono::milliseconds{l.end - l.begin};
+    }
+    auto counts =
+        db_.query("SELECT worker_id, outcome, COUNT(*) FROM attempts GROUP BY worker_id, outcome");
+    while (counts.next()) {
+      if (int64_t WorkerActivity::*count = activity_count(counts.text(1)))
+        activity(counts.text(0)).*count += counts.i64(2);
+    }
+    // Busy: the union of the worker's attempts within its clipped window, merged in order
+    // of start (clipping keeps that order).
+    auto runs = db_.query(
+        "SELECT worker_id, started_at, finished_at FROM attempts "
+        "WHERE started_at < ?2 AND (finished_at IS NULL OR finished_at > ?1) ORDER BY started_at",
+        lo, hi);
+    while (runs.next()) {
+      auto it = lives.find(runs.text(0));
+      if (it == lives.end()) continue;  // never registered: no life to measure against
+      Life& l = it->second;
+      const int64_t begin = std::max(runs.i64(1), l.begin);
+      const int64_t end = std::min(runs.opt_i64(2).value_or(l.end), l.end);
+      if (end <= begin) continue;
+      if (begin > l.run_end) {
+        if (l.run_end > l.run_begin)
+          by_id[it->first].busy += std::chrono::milliseconds{l.run_end - l.run_begin};
+        l.run_begin = begin;
+        l.run_end = end;
+      } else {
+        l.run_end = std::max(l.run_end, end);
+      }
+    }
+    std::vector<WorkerActivity> out;
+    for (auto& [id, a] : by_id) {
+      auto it = lives.find(id);
+      if (it != lives.end() && it->second.run_end > it->second.run_begin)
+        a.busy += std::chrono::milliseconds{it->second.run_end - it->second.run_begin};
+      out.push_back(std::move(a));
+    }
+    return out;
+  });
+}
+
+template <typename Db>
+std::vector<FinishedSeries> SqlStore<Db>::finished_per_bucket(Time from,
+                                                              std::chrono::milliseconds bucket,
+                                                              int buckets) {
+  if (bucket.count() <= 0)
+    throw invalid_argument(where("finished_per_bucket") + "bucket must be > 0");
+  if (buckets < 1 || buckets > 100'000)
+    throw invalid_argument(where("finished_per_bucket") + "buckets must be in 1..100000");
+  const int64_t lo = from.time_since_epoch().count();
+  const int64_t hi = lo + bucket.count() * buckets;
+  MutexLock lock(mu_);
+  return read("finished_per_bucket", [&]() REQUIRES(mu_) {
+    std::map<std::string, FinishedSeries> by_id;
+    auto q = db_.query(
+        "SELECT worker_id, (finished_at - ?1) / ?2, outcome, COUNT(*) FROM attempts "
+        "WHERE finished_at >= ?1 AND finished_at < ?3 GROUP BY 1, 2, 3",
+        lo, bucket.count(), hi);
+    while (q.next()) {
+      std::vector<int64_t> FinishedSeries::*series = finished_series(q.text(2));
+      const int64_t i = q.i64(1);
+      if (!series || i < 0 || i >= buckets) continue;
+      FinishedSeries& f = by_id[q.text(0)];
+      if (f.worker_id.empty()) {
+        f.worker_id = q.text(0);
+        f.done.assign(static_cast<size_t>(buckets), 0);
+        f.failed.assign(static_cast<size_t>(buckets), 0);
+        f.lost.assign(static_cast<size_t>(buckets), 0);
+      }
+      (f.*series)[static_cast<size_t>(i)] += q.i64(3);
+    }
+    std::vector<FinishedSeries> out;
+    for (auto& [id, f] : by_id) out.push_back(std::move(f));
+    return out;
+  });
+}
+
+template <typename Db>
+std::vector<DurationHistogram> SqlStore<Db>::duration_histograms(
+    const std::vector<double>& bounds_seconds) {
+  if (bounds_seconds.size() > 64)
+    throw invalid_argument(where("duration_histograms") + "at most 64 bounds");
+  std::vector<SqlValue> params;
+  std::string bucket = "CASE";
+  for (size_t i = 0; i < bounds_seconds.size(); ++i) {
+    const double b = bounds_seconds[i];
+    if (!(b > 0) || !std::isfinite(b) || (i > 0 && !(b > bounds_seconds[i - 1])))
+      throw invalid_argument(where("duration_histograms") +
+                             "bounds must be finite, positive and ascending");
+    params.emplace_back(static_cast<int64_t>(std::llround(b * 1000)));
+    bucket += " WHEN finished_at - started_at <= ?" + std::to_string(params.size()) + " THEN " +
+              std::to_string(i);
+  }
+  bucket = params.empty() ? "0" : bucket + " ELSE " + std::to_string(params.size()) + " END";
+  const std::string text =
+      sql("SELECT study_id, ", bucket,
+          ", COUNT(*), SUM(CAST(finished_at - started_at AS DOUBLE PRECISION)) FROM trials "
+          "WHERE status IN ('completed', 'pruned', 'early_stopped', 'diverged') AND "
+          "started_at IS NOT NULL AND finished_at IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2");
+  MutexLock lock(mu_);
+  return read("duration_histograms", [&]() REQUIRES(mu_) {
+    std::vector<DurationHistogram> out;
+    auto q = db_.query_with(text, params);
+    while (q.next()) {
+      if (out.empty() || out.back().study_id != q.i64(0)) {
+        out.emplace_back();
+        out.back().study_id = q.i64(0);
+        out.back().counts.assign(bounds_seconds.size() + 1, 0);
+      }
+      DurationHistogram& h = out.back();
+      const int64_t i = q.i64(1);
+      if (i < 0 || i >= static_cast<int64_t>(h.counts.size())) continue;
+      h.counts[static_cast<size_t>(i)] += q.i64(2);
+      h.count += q.i64(2);
+      h.sum_seconds += q.f64(3) / 1000;
     }
     return out;
   });

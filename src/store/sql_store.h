@@ -92,6 +92,11 @@ class SqlStore : public Store {
                         int64_t memory_bytes) override;
   void stop_worker(const std::string& id) override;
   std::vector<WorkerRecord> list_workers() override;
+  std::vector<WorkerActivity> worker_activity(Time from, Time to) override;
+  std::vector<FinishedSeries> finished_per_bucket(Time from, std::chrono::milliseconds bucket,
+                                                  int buckets) override;
+  std::vector<DurationHistogram> duration_histograms(
+      const std::vector<double>& bounds_seconds) override;
   int64_t last_trial_change() override;
   std::vector<TrialRecord> trials_changed_since(int64_t after, int64_t limit) override;
 

@@ -176,6 +176,27 @@ class Store {
                                 int64_t memory_bytes) = 0;
   virtual void stop_worker(const std::string& id) = 0;   // status stopped; kNotFound
   virtual std::vector<WorkerRecord> list_workers() = 0;  // by id
+  // What each worker did, from the attempts table (nothing more is recorded for it): every
+  // worker that registered or ran an attempt, by id. Counts cover all of history; alive
+  // and busy cover [from, to) clipped to the worker's life (registered at started_at,
+  // last seen at heartbeat_at), and an attempt still running counts as running until
+  // then, so busy <= alive. A worker id that ran attempts but never registered has
+  // alive = busy = 0. Reads every attempt once (the counts) and the window's attempts
+  // (busy). kInvalidArgument when to < from.
+  virtual std::vector<WorkerActivity> worker_activity(Time from, Time to) = 0;
+  // Attempts that ended in [from, from + buckets * bucket) per worker and bucket, by worker
+  // id; workers without any are left out. kInvalidArgument for bucket <= 0 or buckets
+  // outside 1..100,000.
+  virtual std::vector<FinishedSeries> finished_per_bucket(Time from,
+                                                          std::chrono::milliseconds bucket,
+                                                          int buckets) = 0;
+
+  // ---- studies' training times
+  // Trials that ended with a result (completed, pruned, early_stopped, diverged), per
+  // study that has any, by study id, counted by their last attempt's training time
+  // against ascending `bounds_seconds` (at most 64, each > 0; kInvalidArgument otherwise).
+  virtual std::vector<DurationHistogram> duration_histograms(
+      const std::vector<double>& bounds_seconds) = 0;
 
   // ---- following changes (the server's event stream and caches)
   // Every trial added, and every change of a trial's status, takes a change number; a

@@ -125,6 +125,16 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   const json& packs = result["checks"]["workers"]["pack"];
   EXPECT_NE(std::find(packs.begin(), packs.end(), json("2")), packs.end()) << packs;
   EXPECT_EQ(packs.size(), result["checks"]["workers"]["memory"].size());
+  // The first worker is gone; the page showed what it did as the API counts it (checked
+  // there): every trial finished before it stopped, nothing lost (it handed back what it
+  // held), and its bars in the throughput chart.
+  const json& gone = result["checks"]["workers"]["gone"];
+  ASSERT_EQ(gone.size(), 1u) << gone;
+  EXPECT_EQ(gone[0]["done"].get<int>() + gone[0]["failed"].get<int>(), before) << gone;
+  EXPECT_EQ(gone[0]["lost"], 0) << gone;
+  EXPECT_TRUE(gone[0]["utilisation"].is_number()) << gone;
+  EXPECT_GT(result["checks"]["workers"]["throughput_traces"].get<int>(), 0);
+  EXPECT_GE(result["checks"]["workers"]["charted_finished"].get<int>(), before);
   for (const json& shot : result["screenshots"])
     EXPECT_GT(std::filesystem::file_size(shot.get<std::string>()), 10'000u) << shot;
   EXPECT_EQ(server.stop(), 0) << server.log();

@@ -4,8 +4,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  countPoints, curvesFigure, dimension, historyFigure, metricFigure, paretoFigure, parcoordsFigure, runningBest,
-  timeFigure,
+  countPoints, curvesFigure, dimension, historyFigure, metricFigure, paretoFigure, parcoordsFigure, queueFigure, runningBest,
+  throughputFigure, timeFigure,
 } from '../../web/js/plots.js';
 
 const summary = {
@@ -146,4 +146,58 @@ test('paretoFigure without ranked trials or costs says so', () => {
   const fig = paretoFigure(noTime, { cost: 'seconds' });
   assert.equal(fig.data.length, 0);
   assert.match(fig.layout.annotations[0].text, /training time/);
+});
+
+// GET /api/v1/throughput for 3 one-minute buckets: two workers shown, two summed as others.
+const throughput = {
+  from: '2023-11-14T22:13:00.000Z', to: '2023-11-14T22:16:00.000Z', bucket_seconds: 60,
+  buckets: ['2023-11-14T22:13:00.000Z', '2023-11-14T22:14:00.000Z', '2023-11-14T22:15:00.000Z'],
+  workers: [
+    { worker: 'a<b>', done: [0, 3, 1], failed: [0, 1, 0], lost: [0, 0, 0], finished: 5 },
+    { worker: '%{y}', done: [0, 1, 0], failed: [0, 0, 1], lost: [0, 2, 0], finished: 2 },
+  ],
+  other_workers: { count: 2, done: [1, 0, 0], failed: [0, 0, 0], lost: [0, 0, 1], finished: 1 },
+  total: [1, 5, 2],
+  queue: { sample_seconds: 10, depth: [null, 40, 12], in_flight: [null, 4, 3] },
+};
+
+test('throughputFigure: a stacked bar trace per worker, others last, y = done + failed', () => {
+  const fig = throughputFigure(throughput);
+  assert.equal(fig.layout.barmode, 'stack');
+  assert.equal(fig.data.length, 3);
+  assert.deepEqual(fig.data.map((t) => t.meta.role), ['throughput', 'throughput', 'throughput']);
+  assert.deepEqual(fig.data.map((t) => t.meta.worker), ['a<b>', '%{y}', null]);
+  assert.deepEqual(fig.data[0].y, [0, 4, 1]);
+  assert.deepEqual(fig.data[1].y, [0, 1, 1]);
+  assert.deepEqual(fig.data[2].y, [1, 0, 0]);
+  assert.equal(fig.data[2].name, '2 other workers');
+  // the stack adds up to the server's total per bucket
+  const sums = throughput.buckets.map((_, i) => fig.data.reduce((n, t) => n + t.y[i], 0));
+  assert.deepEqual(sums, throughput.total);
+  assert.deepEqual(fig.data[0].x, throughput.buckets);
+  assert.match(fig.layout.yaxis.title.text, /per minute/);
+  // worker ids are escaped, and never part of a hover template (where %{...} would expand)
+  assert.equal(fig.data[0].name, 'a&lt;b&gt;');
+  assert.match(fig.data[1].text[1], /1 done, 0 failed, 2 lost/);
+  for (const t of fig.data) assert.ok(!t.hovertemplate.includes('a<b>') && !t.hovertemplate.includes('%{y}'));
+});
+
+test('throughputFigure: nothing finished gives a message; other bucket widths name their unit', () => {
+  const idle = { ...throughput, workers: [], other_workers: null, total: [0, 0, 0] };
+  const fig = throughputFigure(idle, { emptyText: 'no trial finished in the last hour' });
+  assert.equal(fig.data.length, 0);
+  assert.equal(fig.layout.annotations[0].text, 'no trial finished in the last hour');
+  assert.match(throughputFigure({ ...throughput, bucket_seconds: 300 }).layout.yaxis.title.text, /per 5 min/);
+});
+
+test('queueFigure: depth and in flight over the buckets, gaps where nothing was sampled', () => {
+  const fig = queueFigure(throughput);
+  assert.deepEqual(fig.data.map((t) => t.meta.series), ['depth', 'in_flight']);
+  assert.deepEqual(fig.data[0].y, [null, 40, 12]);
+  assert.deepEqual(fig.data[1].y, [null, 4, 3]);
+  assert.equal(fig.data[0].connectgaps, false);
+  assert.equal(countPoints(fig.data, 'queue'), 6);
+  const none = queueFigure({ ...throughput, queue: { depth: [null, null, null], in_flight: [null, null, null] } });
+  assert.equal(none.data.length, 0);
+  assert.ok(none.layout.annotations[0].text.length > 0);
 });

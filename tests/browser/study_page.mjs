@@ -7,7 +7,9 @@
 // Opens #/study/ID in headless Chromium (LAYERLAB_CHROMIUM, default /usr/bin/chromium),
 // checks the rendered plots and table against the API (fetched here with Node's fetch),
 // waits for a live update without a page reload, selects a trial and checks its learning
-// curve, then opens #/ and #/workers. Saves screenshots to --out and prints one JSON line.
+// curve, then opens #/ and #/workers (each worker's done/failed/lost/utilisation against
+// /api/v1/workers, the throughput and queue charts against /api/v1/throughput). Saves
+// screenshots to --out and prints one JSON line.
 // --ready-file: written once the first render has been checked, before waiting for the
 // live update (so that a driver can hold the study still until then).
 // Exit status 0 on success; 1 with a message on the first failed check; 2 on bad usage.
@@ -15,6 +17,8 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+
+import { DASH, fmtInt, fmtPercent, isNum } from '../../web/js/format.js';
 
 const require = createRequire(import.meta.url);
 const { chromium } = require('../../web/node_modules/playwright-core');
@@ -81,6 +85,7 @@ async function api(p) {
   return JSON.parse(text);
 }
 
+const apiGet = api;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function shot(page, name, opts = {}) {
@@ -185,6 +190,85 @@ async function checkConsistent(page, label, timeoutMs = 30_000) {
     if (Date.now() > deadline) throw new CheckFailed(`${label}: the page does not match the API after ${tries} tries: ${last.join('; ')}`);
     await sleep(400);
   }
+}
+
+// ---- the workers page: what each worker did, and the throughput charts ---------------
+// A worker that is gone (stopped or silent) no longer changes: its row must equal the API
+// exactly, utilisation included, and its bars in the throughput chart the API's series. A
+// live worker's numbers move while the page is read: they may not exceed a later API read.
+async function checkWorkerActivity(page) {
+  const cells = () => page.$$eval('#workers-table tbody tr', (trs) => trs.map((tr) => {
+    const col = (name) => tr.querySelector(`td[data-col="${name}"]`)?.textContent ?? null;
+    return { id: tr.dataset.workerId, done: col('done'), failed: col('failed'), lost: col('lost'), utilisation: col('utilisation') };
+  }));
+  const shown = (w) => ({
+    id: w.id, done: fmtInt(w.done), failed: fmtInt(w.failed), lost: fmtInt(w.lost),
+    utilisation: isNum(w.utilisation) ? fmtPercent(w.utilisation, 1) : DASH,
+  });
+  const count = (text) => Number(String(text).replace(/,/g, ''));
+  // each new column under its own header
+  const headers = await page.$$eval('#workers-table tbody tr:first-child td', (tds) => {
+    const ths = [...document.querySelectorAll('#workers-table thead th')].map((th) => th.textContent);
+    return tds.map((td, i) => [td.dataset.col || '', ths[i]]).filter(([col]) => col);
+  });
+  for (const [col, title] of [['done', 'Done'], ['failed', 'Failed'], ['lost', 'Lost'], ['utilisation', 'Utilisation']]) {
+    const at = headers.find(([c]) => c === col);
+    check(at && at[1] === title, `the ${col} cells are under the header '${at ? at[1] : 'none'}', not '${title}'`);
+  }
+  const deadline = Date.now() + 30_000;
+  let problems = [];
+  for (;;) {
+    const rows = await cells();
+    const api = (await apiGet('/api/v1/workers?minutes=60')).workers;
+    problems = [];
+    if (rows.length !== api.length) problems.push(`${rows.length} rows, the API has ${api.length} workers`);
+    for (const w of api) {
+      const row = rows.find((r) => r.id === w.id);
+      if (!row) { problems.push(`no row for worker ${w.id}`); continue; }
+      const want = shown(w);
+      if (!w.alive) {
+        for (const k of ['done', 'failed', 'lost', 'utilisation']) {
+          if (row[k] !== want[k]) problems.push(`${w.id} (gone): ${k} ${row[k]}, the API says ${want[k]}`);
+        }
+      } else {
+        for (const k of ['done', 'failed', 'lost']) {
+          if (!(count(row[k]) <= w[k])) problems.push(`${w.id}: ${k} ${row[k]} is over the API's later ${w[k]}`);
+        }
+        if (row.utilisation !== DASH && !/^\d+(\.\d)?%$/.test(row.utilisation)) problems.push(`${w.id}: utilisation '${row.utilisation}'`);
+      }
+    }
+    if (!problems.length) break;
+    if (Date.now() > deadline) throw new CheckFailed(`the workers table does not match /api/v1/workers: ${problems.join('; ')}`);
+    await sleep(500);
+  }
+  const api = (await apiGet('/api/v1/workers?minutes=60')).workers;
+  const gone = api.filter((w) => !w.alive).map((w) => ({ id: w.id, done: w.done, failed: w.failed, lost: w.lost, utilisation: w.utilisation }));
+
+  // The charts: bars per worker; a gone worker's bars are the API's series, minute by minute.
+  await page.waitForFunction(() => ['throughput-plot', 'queue-plot'].every((id) => {
+    const el = document.getElementById(id);
+    return el && el.dataset.state === 'ready' && Array.isArray(el.data);
+  }), null, { timeout: 15_000 }).catch(() => { throw new CheckFailed('the throughput and queue charts did not render'); });
+  const traces = await page.evaluate(() => document.getElementById('throughput-plot').data
+    .map((t) => ({ role: t.meta && t.meta.role, worker: t.meta ? t.meta.worker : undefined, x: t.x, y: t.y })));
+  check(traces.length > 0 && traces.every((t) => t.role === 'throughput'), `the throughput chart holds no worker bars (${traces.length} traces)`);
+  const tp = await apiGet('/api/v1/throughput?minutes=60');
+  for (const w of gone) {
+    const bars = traces.find((t) => t.worker === w.id);
+    const series = tp.workers.find((s) => s.worker === w.id);
+    if (!series) continue; // finished nothing in the last hour
+    check(bars, `the throughput chart has no bars for worker ${w.id}`);
+    const api = new Map(tp.buckets.map((b, i) => [b, series.done[i] + series.failed[i]]));
+    bars.x.forEach((b, i) => {
+      if (api.has(b)) check(bars.y[i] === api.get(b), `worker ${w.id} at ${b}: ${bars.y[i]} finished on the chart, ${api.get(b)} in the API`);
+    });
+  }
+  const charted = traces.reduce((n, t) => n + t.y.reduce((a, b) => a + b, 0), 0);
+  const later = tp.total.reduce((a, b) => a + b, 0);
+  check(charted > 0 && charted <= later, `the throughput chart counts ${charted} finished trials, the API ${later}`);
+  const queue = await page.evaluate(() => document.getElementById('queue-plot').data.map((t) => t.meta && t.meta.series));
+  check(queue.length === 0 || (queue.includes('depth') && queue.includes('in_flight')), `queue chart traces: ${queue.join(', ')}`);
+  return { gone, throughput_traces: traces.length, charted_finished: charted, queue_traces: queue.length };
 }
 
 let stillLoading = () => '';
@@ -361,8 +445,9 @@ async function main() {
     queue_depth: await page.textContent('#queue-depth'),
     pack: await page.locator('#workers-table td[data-col="pack"]').allTextContents(),
     memory: await page.locator('#workers-table td[data-col="memory"]').allTextContents(),
+    ...await checkWorkerActivity(page),
   };
-  await shot(page, 'workers');
+  await shot(page, 'workers', { fullPage: true });
 
   check(await page.evaluate(() => window.__noReload === 1), 'the page reloaded while switching pages');
   check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);

@@ -95,7 +95,8 @@ export const endpoints = {
   leaderboard: (id, params) => `${API}/studies/${encodeURIComponent(id)}/leaderboard${query(params)}`,
   pareto: (id, params) => `${API}/studies/${encodeURIComponent(id)}/pareto${query(params)}`,
   trial: (id, params) => `${API}/trials/${encodeURIComponent(id)}${query(params)}`,
-  workers: () => `${API}/workers`,
+  workers: (params) => `${API}/workers${query(params)}`,
+  throughput: (params) => `${API}/throughput${query(params)}`,
   queue: () => `${API}/queue`,
   events: (params) => `${API}/events${query(params)}`,
 };

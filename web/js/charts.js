@@ -2,6 +2,7 @@
 // /vendor/plotly.min.js). The div itself becomes the Plotly graph div, so `div.data` holds
 // the traces. `data-state` on the div says 'loading', 'ready' or 'error'.
 
+import { h } from './dom.js';
 import { PLOT_CONFIG } from './plots.js';
 
 // WebGL traces (scattergl, parcoords) at the screen's pixel ratio, not Plotly's default 2:
@@ -29,6 +30,19 @@ export async function renderFigure(div, fig, { revision = 'keep' } = {}) {
   div.dataset.state = 'ready';
   div.dataset.traces = String(fig.data.length);
   div.closest('.card')?.classList.remove('is-loading');
+}
+
+// A card holding one plot: title, subtitle, optional controls (in the head) and extra
+// content (above the plot). `div` is the graph div, `id` its id.
+export function plotCard({ id, title, subtitle, controls, wide, extra }) {
+  const titleEl = h('h2', { class: 'card-title' }, title);
+  const subEl = h('div', { class: 'card-sub' }, subtitle || '');
+  const div = h('div', { id, class: 'plot', dataset: { state: 'loading' } });
+  const card = h('section', { class: `card plot-card is-loading${wide ? ' wide' : ''}` },
+    h('div', { class: 'card-head' }, h('div', null, titleEl, subEl), controls || null),
+    extra || null,
+    h('div', { class: 'plot-wrap' }, div, h('div', { class: 'plot-loading' }, h('span', { class: 'spinner' }), 'loading…')));
+  return { card, div, titleEl, subEl };
 }
 
 export function markLoading(div) {

@@ -637,6 +637,85 @@ export function curvesFigure(curves, opts = {}) {
   return { data, layout };
 }
 
+// (g) Throughput: trials finished per time bucket, stacked by worker. tp: GET /throughput.
+// One bar trace per worker series (meta.role 'throughput', meta.worker; y = done + failed
+// in each bucket, the hover adds lost), and one for the workers summed as other_workers
+// (meta.worker null). Worker ids are text from outside: escaped, never part of a template.
+export function throughputFigure(tp, opts = {}) {
+  const buckets = (tp && tp.buckets) || [];
+  const series = ((tp && tp.workers) || []).map((w) => ({ ...w, name: w.worker }));
+  const other = tp && tp.other_workers;
+  if (other) series.push({ ...other, worker: null, name: `${other.count} other worker${other.count === 1 ? '' : 's'}` });
+  const perBucket = isNum(tp && tp.bucket_seconds) ? tp.bucket_seconds : 60;
+  const unit = perBucket === 60 ? 'minute' : perBucket % 60 === 0 ? `${perBucket / 60} min` : `${perBucket} s`;
+  const finished = series.reduce((n, s) => n + (isNum(s.finished) ? s.finished : 0), 0);
+  if (!buckets.length || finished === 0) {
+    return emptyFigure(opts.emptyText || 'no trial finished in this window');
+  }
+  const data = series.map((s, k) => {
+    const done = s.done || [];
+    const failed = s.failed || [];
+    const lost = s.lost || [];
+    const name = hoverSafe(s.name);
+    return {
+      type: 'bar',
+      name,
+      x: buckets,
+      y: buckets.map((_, i) => (done[i] || 0) + (failed[i] || 0)),
+      text: buckets.map((_, i) => `<b>${name}</b><br>${done[i] || 0} done, ${failed[i] || 0} failed`
+        + `${lost[i] ? `, ${lost[i]} lost` : ''}`),
+      textposition: 'none',
+      hovertemplate: '%{text}<br>%{x|%H:%M}<extra></extra>',
+      marker: { color: s.worker === null ? '#9aa5b1' : PALETTE[k % PALETTE.length] },
+      meta: { role: 'throughput', worker: s.worker },
+    };
+  });
+  const layout = baseLayout({
+    barmode: 'stack',
+    bargap: 0.1,
+    hovermode: 'closest',
+    showlegend: true,
+    xaxis: { ...AXIS, type: 'date', title: { text: 'time', standoff: 6 } },
+    yaxis: { ...AXIS, title: { text: `trials finished per ${unit}` }, rangemode: 'tozero' },
+  });
+  return { data, layout };
+}
+
+// (h) The queue over time: depth (trials waiting) and in flight (claimed), as the server
+// sampled them in the buckets of GET /throughput (queue.depth, queue.in_flight; null where
+// no sample was taken: a gap, not a zero). meta.role 'queue', meta.series.
+export function queueFigure(tp, opts = {}) {
+  const buckets = (tp && tp.buckets) || [];
+  const q = (tp && tp.queue) || {};
+  const depth = q.depth || [];
+  const inFlight = q.in_flight || [];
+  if (!buckets.length || !depth.some(isNum)) {
+    return emptyFigure(opts.emptyText || 'no sample of the queue yet in this window');
+  }
+  const trace = (ys, name, series, color, dash) => ({
+    type: 'scatter',
+    mode: 'lines+markers',
+    name,
+    x: buckets,
+    y: buckets.map((_, i) => (isNum(ys[i]) ? ys[i] : null)),
+    connectgaps: false,
+    line: { color, width: 2, shape: 'hv', dash },
+    marker: { color, size: 4 },
+    hovertemplate: `${name} %{y}<br>%{x|%H:%M:%S}<extra></extra>`,
+    meta: { role: 'queue', series },
+  });
+  const layout = baseLayout({
+    showlegend: true,
+    hovermode: 'x unified',
+    xaxis: { ...AXIS, type: 'date', title: { text: 'time', standoff: 6 } },
+    yaxis: { ...AXIS, title: { text: 'trials' }, rangemode: 'tozero' },
+  });
+  return {
+    data: [trace(depth, 'queued', 'depth', PALETTE[0]), trace(inFlight, 'in flight', 'in_flight', PALETTE[1], 'dot')],
+    layout,
+  };
+}
+
 // Counts the points of a figure's traces with a given meta.role (all traces without one).
 export function countPoints(data, role) {
   let n = 0;

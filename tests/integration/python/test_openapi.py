@@ -202,13 +202,22 @@ class OpenApiResponsesTest(unittest.TestCase):
         c(t, "GET", f"/api/v1/trials/{tid}?attempt=-1", 400)
         c(t, "GET", "/api/v1/trials/99999", 404)
         # Operations.
-        c("/api/v1/workers", "GET", "/api/v1/workers", 200)
+        workers = c("/api/v1/workers", "GET", "/api/v1/workers", 200)
+        self.assertGreaterEqual(sum(w["done"] for w in workers["workers"]), 4)  # tiny, and
+        # perhaps a trial of the cancelled study claimed before the cancel
+        c("/api/v1/workers", "GET", "/api/v1/workers?minutes=0", 400)
         c("/api/v1/queue", "GET", "/api/v1/queue", 200)
+        tp = c("/api/v1/throughput", "GET", "/api/v1/throughput?minutes=30&bucket=30", 200)
+        self.assertEqual(len(tp["buckets"]), 60)
+        self.assertGreaterEqual(sum(tp["total"]), 4)
+        c("/api/v1/throughput", "GET", "/api/v1/throughput?bucket=5", 400)
         c("/api/v1/events", "GET", "/api/v1/events?study=x", 400)
         served = c("/api/v1/openapi.json", "GET", "/api/v1/openapi.json", 200)
         self.assertEqual(served, DOC)
         metrics = c("/metrics", "GET", "/metrics", 200)
         self.assertIn('layerlab_trials{study="tiny",status="completed"} 4', metrics)
+        self.assertIn('layerlab_trial_duration_seconds_count{study="tiny"} 4', metrics)
+        self.assertIn('layerlab_worker_trials_total{worker="', metrics)
         self.assertEqual(c("/healthz", "GET", "/healthz", 200)["store"], "sqlite")
         # The dashboard.
         self.assertIn("<html", c("/", "GET", "/", 200).lower())

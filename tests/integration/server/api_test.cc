@@ -352,6 +352,22 @@ TEST_F(ApiTest, WorkersQueueMetricsAndHealth) {
     EXPECT_FALSE(x["alive"].get<bool>());
     EXPECT_EQ(x["device"], "cpu");
   }
+  // The run's two workers trained the 24 trials: every one is counted once, for one of
+  // them, and in the throughput of the last hour (the run just ended).
+  int done = 0;
+  for (const json& x : w["workers"]) {
+    done += x["done"].get<int>();
+    EXPECT_EQ(x["lost"], 0);
+    EXPECT_TRUE(x["utilisation"].is_number()) << x;
+  }
+  EXPECT_EQ(done, 24);
+  auto [ct, tp] = get("/api/v1/throughput");
+  ASSERT_EQ(ct, 200);
+  int finished = 0;
+  for (const json& n : tp["total"]) finished += n.get<int>();
+  EXPECT_EQ(finished, 24);
+  EXPECT_LE(tp["workers"].size(), 2u);
+  expect_error("/api/v1/throughput?bucket=1", 400, "bucket: expected an integer from 10 to 3600");
   auto [c2, q] = get("/api/v1/queue");
   ASSERT_EQ(c2, 200);
   EXPECT_EQ(q["depth"], 0);
@@ -367,6 +383,10 @@ TEST_F(ApiTest, WorkersQueueMetricsAndHealth) {
             std::string::npos)
       << m->body;
   EXPECT_NE(m->body.find("layerlab_workers{status=\"stopped\"} 2"), std::string::npos);
+  EXPECT_NE(m->body.find("layerlab_trial_duration_seconds_count{study=\"api-study\"} 24"),
+            std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("layerlab_worker_trials_total{worker=\""), std::string::npos);
   EXPECT_NE(m->body.find("layerlab_http_requests_total{code=\"200\"}"), std::string::npos);
 }
 

@@ -12,7 +12,7 @@ import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
 import { bestNote, fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../format.js';
 import { refresher } from '../throttle.js';
-import { markError, markLoading, purge, renderFigure } from '../charts.js';
+import { markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
 import {
   PALETTE, PARETO_COSTS, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
   parcoordsFields, parcoordsFigure, timeFigure, yLabel,
@@ -28,17 +28,6 @@ const HISTORY_LIMIT = 5000;
 const PARCOORDS_LIMIT = 1000;
 const LEADERBOARD_LIMIT = 10;
 const PARETO_LIMIT = 5000; // points per dataset; the fronts come in full
-
-function plotCard({ id, title, subtitle, controls, wide, extra }) {
-  const titleEl = h('h2', { class: 'card-title' }, title);
-  const subEl = h('div', { class: 'card-sub' }, subtitle || '');
-  const div = h('div', { id, class: 'plot', dataset: { state: 'loading' } });
-  const card = h('section', { class: `card plot-card is-loading${wide ? ' wide' : ''}` },
-    h('div', { class: 'card-head' }, h('div', null, titleEl, subEl), controls || null),
-    extra || null,
-    h('div', { class: 'plot-wrap' }, div, h('div', { class: 'plot-loading' }, h('span', { class: 'spinner' }), 'loading…')));
-  return { card, div, titleEl, subEl };
-}
 
 function select(id, labelText, options, value, onchange) {
   const el = h('select', { id, onchange: () => onchange(el.value) },

@@ -1,17 +1,25 @@
-// #/workers : the workers (alive or not) and the queue, refreshed on worker events and
-// every 5 s.
+// #/workers : the workers (alive or not) with what each did (trials done, failed, lost;
+// busy share of the last hour), the cluster's finished trials per minute by worker, and
+// the queue with its depth over time; refreshed on worker events and every 5 s.
 
 import { get, endpoints } from '../api.js';
 import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
-import { fmtAge, fmtAgo, fmtBytes, fmtInt, fmtTime } from '../format.js';
+import { DASH, fmtAge, fmtAgo, fmtBytes, fmtInt, fmtPercent, fmtSeconds, fmtTime, isNum } from '../format.js';
+import { markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
+import { emptyFigure, queueFigure, throughputFigure } from '../plots.js';
 import { refresher } from '../throttle.js';
+
+// The window of the utilisation column and of both charts (the API's default).
+const WINDOW_MINUTES = 60;
 
 function stat(label, value, id, hint) {
   return h('div', { class: 'stat', title: hint || '' },
     h('div', { class: 'stat-value num', id }, value),
     h('div', { class: 'stat-label' }, label));
 }
+
+const NUMERIC = ['PID', 'Pack', 'Memory', 'Done', 'Failed', 'Lost', 'Utilisation', 'Heartbeat age'];
 
 function workerRow(w) {
   const alive = !!w.alive;
@@ -25,6 +33,16 @@ function workerRow(w) {
     h('td', { class: 'num', dataset: { col: 'pack' }, title: 'trials trained at once' }, fmtInt(w.pack)),
     h('td', { class: 'num', dataset: { col: 'memory' }, title: 'backend memory in use' }, fmtBytes(w.memory_bytes)),
     h('td', null, h('span', { class: `badge ws-${w.status}` }, w.status || '\u2014')),
+    h('td', { class: 'num', dataset: { col: 'done' }, title: 'trials it finished with a result' }, fmtInt(w.done)),
+    h('td', { class: `num ${w.failed ? 'warn-text' : ''}`, dataset: { col: 'failed' }, title: 'trials that failed on it' }, fmtInt(w.failed)),
+    h('td', { class: `num ${w.lost ? 'warn-text' : ''}`, dataset: { col: 'lost' }, title: 'attempts it lost: it died or hung and its lease ran out' }, fmtInt(w.lost)),
+    h('td', {
+      class: 'num',
+      dataset: { col: 'utilisation' },
+      title: isNum(w.utilisation)
+        ? `busy ${fmtSeconds(w.busy_seconds)} of ${fmtSeconds(w.alive_seconds)} alive in the last ${WINDOW_MINUTES} min`
+        : `not alive in the last ${WINDOW_MINUTES} min`,
+    }, isNum(w.utilisation) ? fmtPercent(w.utilisation, 1) : DASH),
     h('td', null, w.current_trial === null || w.current_trial === undefined
       ? h('span', { class: 'muted' }, '\u2014')
       : h('span', { class: 'num' }, `trial ${w.current_trial}`)),
@@ -38,13 +56,21 @@ export function mount(root, _params, ctx) {
   const workersBox = h('div', { class: 'card table-card is-loading' }, h('div', { class: 'loading-text' }, 'Loading workers…'));
   const queueStudies = h('div', { class: 'card table-card', hidden: true });
   const count = h('span', { class: 'muted' });
+  const throughputPlot = plotCard({
+    id: 'throughput-plot', title: 'Trials finished per minute', subtitle: `the last ${WINDOW_MINUTES} minutes, stacked by worker`,
+  });
+  const queuePlot = plotCard({
+    id: 'queue-plot', title: 'Queue depth', subtitle: 'trials queued and in flight, as the server sampled them',
+  });
   fill(root,
     h('div', { class: 'page-head' }, h('h1', null, 'Workers ', count),
       h('span', { class: 'muted small' }, 'refreshed on worker events and every 5 s')),
     queueBox,
+    h('div', { class: 'grid' }, throughputPlot.card, queuePlot.card),
     h('h2', { class: 'section-title' }, 'Workers'),
     workersBox,
     queueStudies);
+  for (const p of [throughputPlot, queuePlot]) markLoading(p.div);
 
   function renderQueue(q) {
     queueBox.classList.remove('is-loading');
@@ -77,13 +103,20 @@ export function mount(root, _params, ctx) {
     const sorted = [...list].sort((a, b) => (b.alive - a.alive) || String(a.id).localeCompare(String(b.id)));
     fill(workersBox, h('table', { class: 'table', id: 'workers-table' },
       h('thead', null, h('tr', null,
-        ['', 'Worker', 'Host', 'PID', 'Device', 'Pack', 'Memory', 'Status', 'Current trial', 'Heartbeat age', 'Started']
-          .map((t) => h('th', { class: ['PID', 'Pack', 'Memory', 'Heartbeat age'].includes(t) ? 'num' : '' }, t)))),
+        ['', 'Worker', 'Host', 'PID', 'Device', 'Pack', 'Memory', 'Status', 'Done', 'Failed', 'Lost', 'Utilisation', 'Current trial', 'Heartbeat age', 'Started']
+          .map((t) => h('th', { class: NUMERIC.includes(t) ? 'num' : '' }, t)))),
       h('tbody', null, sorted.map(workerRow))));
   }
 
+  async function renderThroughput(t) {
+    await renderFigure(throughputPlot.div, throughputFigure(t, { emptyText: `no trial finished in the last ${WINDOW_MINUTES} minutes` }));
+    await renderFigure(queuePlot.div, queueFigure(t, { emptyText: 'no sample of the queue yet: the server takes one every 10 s' }));
+  }
+
   async function load() {
-    const [w, q] = await Promise.allSettled([get(endpoints.workers()), get(endpoints.queue())]);
+    const span = { minutes: WINDOW_MINUTES };
+    const [w, q, t] = await Promise.allSettled([
+      get(endpoints.workers(span)), get(endpoints.queue()), get(endpoints.throughput(span))]);
     if (w.status === 'fulfilled') {
       ctx.clearError('workers');
       renderWorkers(w.value.workers || []);
@@ -96,6 +129,16 @@ export function mount(root, _params, ctx) {
     } else {
       ctx.showError('queue', q.reason);
     }
+    if (t.status === 'fulfilled') {
+      ctx.clearError('throughput');
+      await renderThroughput(t.value);
+    } else {
+      ctx.showError('throughput', t.reason);
+      for (const p of [throughputPlot, queuePlot]) {
+        markError(p.div);
+        await renderFigure(p.div, emptyFigure(`could not load: ${t.reason.message}`));
+      }
+    }
   }
 
   const refresh = refresher(load, 1000);
@@ -107,5 +150,6 @@ export function mount(root, _params, ctx) {
     events.close();
     refresh.stop();
     clearInterval(timer);
+    for (const p of [throughputPlot, queuePlot]) purge(p.div);
   };
 }
