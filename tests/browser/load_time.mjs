@@ -8,9 +8,10 @@
 //
 // Study page, two figures per run:
 // - first_screen: every view on the first screen (1366x768, not scrolled) holds data: the
-//   plots among the six whose card shows at least in part, the trials table if it shows.
-// - all (median_ms, the figure to compare with earlier builds): all six plots hold traces
-//   and the trials table has rows. The page draws a view once it comes near sight, so the
+//   plots among the six whose card shows at least in part, the leaderboard and the trials
+//   table if they show.
+// - all (median_ms, the figure to compare with earlier builds): all six plots hold traces,
+//   the trials table has rows and the leaderboard is filled. The page draws a view once it comes near sight, so the
 //   run scrolls through as a reader would: each plot is scrolled into sight (nearest edge)
 //   as soon as the ones above it hold data. A build that draws every view at once fills
 //   them in the same time whether scrolled or not.
@@ -54,11 +55,12 @@ const TIMEOUT = Math.max(1, Number(args['timeout-s'] || 60)) * 1000;
 function watchStudyPage(ids) {
   const filled = (id) => {
     if (id === 'table') return document.querySelectorAll('#trials-table tbody tr[data-trial-id]').length > 0;
+    if (id === 'leaderboard') return document.getElementById('leaderboard')?.dataset.state === 'ready';
     const el = document.getElementById(id);
     return Boolean(el && el.dataset.state === 'ready' && Array.isArray(el.data) && el.data.length > 0);
   };
   window.__layerlabFilled = {};
-  const all = [...ids, 'table'];
+  const all = [...ids, 'leaderboard', 'table'];
   const tick = () => {
     const now = performance.now();
     for (const id of all) if (!(id in window.__layerlabFilled) && filled(id)) window.__layerlabFilled[id] = now;
@@ -69,11 +71,12 @@ function watchStudyPage(ids) {
 }
 
 // After a run, at the top of the page as it is laid out with data: the views whose card (the
-// table, for 'table') shows at least in part on the first screen.
+// leaderboard, the table) shows at least in part on the first screen.
 function firstScreenViews(ids) {
   window.scrollTo(0, 0);
   const shows = (el) => Boolean(el) && el.getBoundingClientRect().top < window.innerHeight;
   const out = ids.filter((id) => shows(document.getElementById(id)?.closest('.card')));
+  if (shows(document.getElementById('leaderboard'))) out.push('leaderboard');
   if (shows(document.getElementById('trials-table'))) out.push('table');
   return out;
 }

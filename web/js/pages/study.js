@@ -3,7 +3,7 @@
 // cost with each dataset's Pareto front, optimisation history, parallel coordinates,
 // learning curves, trials table), the leaderboard of each dataset and the details of the
 // selected trial.
-// Views load when they come near sight (an IntersectionObserver, 300 px ahead): a study of
+// Views load when they come into sight (an IntersectionObserver): a study of
 // 50,000 trials has plots that take a second each to draw in software WebGL (Pareto,
 // parallel coordinates), and a reader of the first screen should not wait for them. A view
 // once seen stays live.
@@ -155,7 +155,7 @@ export function mount(root, { id: studyId }, ctx) {
         observer.unobserve(e.target);
         if (study && alive) views.get(e.target)?.();
       }
-    }, { rootMargin: '300px 0px' })
+    }, { rootMargin: '0px' })
     : null;
   const inSight = (p) => !observer || seen.has(p.card);
 
