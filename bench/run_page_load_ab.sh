@@ -16,7 +16,8 @@ old=$(realpath "$1") new=$(realpath "$2") rounds=${3:-3} runs=${4:-3}
 dir=${LAYERLAB_PAGE_LOAD_DIR:-bench/out/page_load}
 mkdir -p "$dir"
 work="$(mktemp -d /tmp/layerlab-page.XXXXXX)"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# The servers start in $(...) subshells, so they are not this shell's jobs: their pids go in a file.
+trap 'kill $(jobs -p) $(cat "$work/pids" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 if [ ! -f "$dir/study50k.db" ]; then
   echo "== filling a store to 50,000 finished trials" >&2
@@ -42,6 +43,7 @@ serve() {
   mkdir -p "$work/$1"
   cp "$3" "$work/$1/s.db"
   "$2" serve --store "sqlite:$work/$1/s.db" --bind 127.0.0.1:0 >/dev/null 2>"$work/$1/err" </dev/null &
+  echo $! >>"$work/pids"
   for _ in $(seq 300); do grep -q "dashboard at" "$work/$1/err" && break; sleep 0.1; done
   local base
   base=$(grep -o "http://127.0.0.1:[0-9]*" "$work/$1/err" | head -1)
