@@ -53,7 +53,7 @@ const server = http.createServer((req, res) => {
   const p = new URL(req.url, 'http://x').pathname;
   if (p.startsWith('/api/') || p === '/metrics' || p === '/healthz') return proxy(req, res);
   if (p === '/') return serveFile(res, 'index.html', 'text/html; charset=utf-8');
-  if (p === '/vendor/plotly.min.js') return serveFile(res, 'node_modules/plotly.js-dist-min/plotly.min.js', 'text/javascript');
+  if (p === '/vendor/plotly-gl2d.min.js') return serveFile(res, 'node_modules/plotly.js/dist/plotly-gl2d.min.js', 'text/javascript');
   if (/^\/(js|css)(\/[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)+$/.test(p)) {
     return serveFile(res, p.slice(1), p.endsWith('.css') ? 'text/css' : 'text/javascript');
   }

@@ -1,15 +1,28 @@
-// Load time of the dashboard's study page, for benchmarks (not a test):
+// Load time of the dashboard's study page and studies list, for benchmarks (not a test):
 //
 //   node tests/browser/load_time.mjs --base http://127.0.0.1:8080 --study 1 [--runs 5]
+//   node tests/browser/load_time.mjs --base http://127.0.0.1:8080 --page studies [--runs 5]
 //
-// Each run opens #/study/ID in a fresh browser context (empty cache) and measures, with the
-// page's performance.now() (0 = navigation start), the time until all six plots hold
-// traces and the trials table has its rows. Prints {"median_ms", "runs": [...]} as JSON.
+// Each run opens the page in a fresh browser context (empty cache) and measures with the
+// page's performance.now() (0 = navigation start).
+//
+// Study page, two figures per run:
+// - first_screen: every view on the first screen (1366x768, not scrolled) holds data: the
+//   plots among the six whose card shows at least in part, the leaderboard and the trials
+//   table if they show.
+// - all (median_ms, the figure to compare with earlier builds): all six plots hold traces,
+//   the trials table has rows and the leaderboard is filled. The page draws a view once it comes near sight, so the
+//   run scrolls through as a reader would: each plot is scrolled into sight (nearest edge)
+//   as soon as the ones above it hold data. A build that draws every view at once fills
+//   them in the same time whether scrolled or not.
+// Studies list: the table has a row for every study that /api/v1/studies lists.
+// Prints {"median_ms", "runs": [...], ...} as JSON.
 
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { chromium } = require('../../web/node_modules/playwright-core');
+import { VIEW_IDS, viewFilled } from './views.mjs';
 
 function parseArgs(argv) {
   const out = {};
@@ -26,27 +39,87 @@ function parseArgs(argv) {
 }
 
 const args = parseArgs(process.argv);
-if (!args.base || !args.study) {
-  process.stderr.write('usage: node tests/browser/load_time.mjs --base URL --study ID [--runs 5] [--timeout-s 60]\n');
+const PAGE = String(args.page || 'study');
+if (!args.base || (PAGE === 'study' && !args.study) || !['study', 'studies'].includes(PAGE)) {
+  process.stderr.write('usage: node tests/browser/load_time.mjs --base URL (--study ID | --page studies) [--runs 5] [--timeout-s 60]\n');
   process.exit(2);
 }
 const BASE = String(args.base).replace(/\/+$/, '');
-const STUDY = String(args.study);
+const STUDY = String(args.study ?? '');
 const RUNS = Math.max(1, Number(args.runs || 5));
 const TIMEOUT = Math.max(1, Number(args['timeout-s'] || 60)) * 1000;
 
-// Runs in the page: true (and records the moment) once the seven views are filled.
-function ready() {
-  if (window.__layerlabReadyAt) return true;
-  const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
-  for (const id of ids) {
+// Runs in the page from its start: records when each view first holds data
+// (window.__layerlabFilled[id], 'table' for the trials table) and when all of them do
+// (window.__layerlabReadyAt).
+function watchStudyPage(ids) {
+  const filled = (id) => {
+    if (id === 'table') return document.querySelectorAll('#trials-table tbody tr[data-trial-id]').length > 0;
+    if (id === 'leaderboard') return document.getElementById('leaderboard')?.dataset.state === 'ready';
     const el = document.getElementById(id);
-    if (!el || el.dataset.state !== 'ready' || !Array.isArray(el.data) || el.data.length === 0) return false;
+    return Boolean(el && el.dataset.state === 'ready' && Array.isArray(el.data) && el.data.length > 0);
+  };
+  window.__layerlabFilled = {};
+  const all = [...ids, 'leaderboard', 'table'];
+  const tick = () => {
+    const now = performance.now();
+    for (const id of all) if (!(id in window.__layerlabFilled) && filled(id)) window.__layerlabFilled[id] = now;
+    if (all.every((id) => id in window.__layerlabFilled)) window.__layerlabReadyAt = Math.max(...Object.values(window.__layerlabFilled));
+    else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}
+
+// After a run, at the top of the page as it is laid out with data: the views whose card (the
+// leaderboard, the table) shows at least in part on the first screen.
+function firstScreenViews(ids) {
+  window.scrollTo(0, 0);
+  const shows = (el) => Boolean(el) && el.getBoundingClientRect().top < window.innerHeight;
+  const out = ids.filter((id) => shows(document.getElementById(id)?.closest('.card')));
+  if (shows(document.getElementById('leaderboard'))) out.push('leaderboard');
+  if (shows(document.getElementById('trials-table'))) out.push('table');
+  return out;
+}
+
+async function studyRun(page, i) {
+  await page.addInitScript(watchStudyPage, VIEW_IDS);
+  await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit' });
+  const deadline = Date.now() + TIMEOUT;
+  for (const id of VIEW_IDS) {
+    await page.waitForFunction((x) => document.getElementById(x), id, { timeout: TIMEOUT });
+    await page.evaluate((x) => document.getElementById(x).closest('.card').scrollIntoView({ block: 'nearest' }), id);
+    try {
+      await page.waitForFunction(viewFilled, { id, traces: true }, { timeout: Math.max(1, deadline - Date.now()), polling: 'raf' });
+    } catch {
+      const state = await page.evaluate((ids) => ids.map((x) => `${x}=${document.getElementById(x)?.dataset.state ?? 'missing'}:${document.getElementById(x)?.data?.length ?? 0}`)
+        .join(', '), VIEW_IDS).catch(() => '');
+      throw new Error(`run ${i + 1}: the study page was not filled within ${TIMEOUT / 1000} s (${state})`);
+    }
   }
-  const table = document.getElementById('trials-table');
-  if (!table || table.querySelectorAll('tbody tr[data-trial-id]').length === 0) return false;
-  window.__layerlabReadyAt = performance.now();
-  return true;
+  await page.evaluate(() => document.getElementById('trials-table')?.scrollIntoView({ block: 'nearest' }));
+  await page.waitForFunction(() => window.__layerlabReadyAt, null, { timeout: Math.max(1, deadline - Date.now()) });
+  const firstScreen = await page.evaluate(firstScreenViews, VIEW_IDS);
+  const filled = await page.evaluate(() => window.__layerlabFilled);
+  return {
+    all: await page.evaluate(() => window.__layerlabReadyAt),
+    first: Math.max(...firstScreen.map((id) => filled[id])),
+    firstScreen,
+    filled: Object.fromEntries(Object.entries(filled).map(([k, v]) => [k, Math.round(v)])),
+  };
+}
+
+async function studiesRun(page, i) {
+  const list = await (await fetch(`${BASE}/api/v1/studies`)).json();
+  const n = (Array.isArray(list) ? list : list.studies || []).length;
+  await page.goto(`${BASE}/#/`, { waitUntil: 'commit' });
+  let at;
+  try {
+    at = await (await page.waitForFunction((k) => document.querySelectorAll('#studies-table tbody tr').length >= k && performance.now(),
+      n, { timeout: TIMEOUT, polling: 'raf' })).jsonValue();
+  } catch {
+    throw new Error(`run ${i + 1}: the studies list did not show ${n} rows within ${TIMEOUT / 1000} s`);
+  }
+  return { all: at, studies: n };
 }
 
 function median(xs) {
@@ -62,29 +135,32 @@ async function main() {
       '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
   const runs = [];
+  const first = [];
+  const filledRuns = []; // per run: when each view first held data, ms
+  let extra = {};
   try {
     for (let i = 0; i < RUNS; i += 1) {
       const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
       const page = await context.newPage();
       const errors = [];
       page.on('pageerror', (err) => errors.push(err.message));
-      await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit' });
       try {
-        await page.waitForFunction(ready, null, { timeout: TIMEOUT, polling: 'raf' });
-      } catch {
-        const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves']
-          .map((id) => `${id}=${document.getElementById(id)?.dataset.state ?? 'missing'}:${document.getElementById(id)?.data?.length ?? 0}`)
-          .join(', ')).catch(() => '');
-        throw new Error(`run ${i + 1}: the study page was not filled within ${TIMEOUT / 1000} s (${state})` +
-          `${errors.length ? `; page errors: ${errors.join(' | ')}` : ''}`);
+        const r = PAGE === 'study' ? await studyRun(page, i) : await studiesRun(page, i);
+        runs.push(Math.round(r.all));
+        if (r.first !== undefined) first.push(Math.round(r.first));
+        extra = PAGE === 'study' ? { first_screen_views: r.firstScreen } : { studies: r.studies };
+        if (r.filled) filledRuns.push(r.filled);
+      } catch (err) {
+        throw new Error(`${err.message}${errors.length ? `; page errors: ${errors.join(' | ')}` : ''}`);
       }
-      runs.push(Math.round(await page.evaluate(() => window.__layerlabReadyAt)));
       await context.close();
     }
   } finally {
     await browser.close();
   }
-  process.stdout.write(`${JSON.stringify({ median_ms: median(runs), runs, base: BASE, study: STUDY })}\n`);
+  const out = { page: PAGE, median_ms: median(runs), runs };
+  if (first.length) Object.assign(out, { first_screen_median_ms: median(first), first_screen_runs: first, view_ms: filledRuns });
+  process.stdout.write(`${JSON.stringify({ ...out, ...extra, base: BASE, study: STUDY || undefined })}\n`);
 }
 
 main().catch((err) => {

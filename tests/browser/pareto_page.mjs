@@ -68,6 +68,9 @@ async function main(state) {
   const { browser, page } = await openPage(pageErrors);
   state.browser = browser;
   await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit', timeout: 15_000 });
+  // The page draws a view once it comes near sight: bring the Pareto card there.
+  await page.waitForSelector('#plot-pareto', { state: 'attached', timeout: 15_000 });
+  await page.evaluate(() => document.getElementById('plot-pareto').closest('.card').scrollIntoView({ block: 'center' }));
 
   results.screenshots = [];
   for (const cost of ['parameter_count', 'seconds']) {

@@ -17,6 +17,7 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+import { showEveryView } from './views.mjs';
 
 import { DASH, fmtInt, fmtPercent, isNum } from '../../web/js/format.js';
 
@@ -275,6 +276,8 @@ let stillLoading = () => '';
 
 async function waitPlots(page, timeoutMs) {
   try {
+    // The page draws a view once it comes near sight: scroll through it as a reader would.
+    await showEveryView(page, { timeoutMs });
     await page.waitForFunction(() => {
       const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
       const ready = ids.every((id) => {
@@ -325,8 +328,20 @@ async function main() {
 
   // 1. the study page renders and matches the API
   await page.goto(`${BASE}/#/study/${encodeURIComponent(STUDY)}`, { waitUntil: 'commit', timeout: 15_000 });
+  // Views out of sight wait: with the first screen drawn, the parallel coordinates (far
+  // below it) are not drawn until scrolled to.
+  await page.waitForFunction(() => document.getElementById('plot-metric')?.dataset.state === 'ready', null, { timeout: 40_000 });
+  await page.waitForTimeout(500);
+  const deferred = await page.evaluate(() => {
+    const el = document.getElementById('plot-parcoords');
+    return { state: el.dataset.state, requested: el.dataset.src || null, top: el.closest('.card').getBoundingClientRect().top, height: window.innerHeight };
+  });
+  check(deferred.top > deferred.height + 300, `#plot-parcoords is ${deferred.top}px down, not below the first screen`);
+  check(deferred.state === 'loading' && deferred.requested === null,
+    `#plot-parcoords is ${deferred.state} (data ${deferred.requested ? `requested: ${deferred.requested}` : 'not requested'}) before it was scrolled into sight`);
+  results.deferred = deferred;
   await waitPlots(page, 40_000);
-  check(await page.evaluate(() => typeof window.Plotly === 'object'), 'Plotly did not load from /vendor/plotly.min.js');
+  check(await page.evaluate(() => typeof window.Plotly === 'object'), 'Plotly did not load (meta layerlab-plotly)');
   await shot(page, 'study', { fullPage: true });
   results.checks.initial = await checkConsistent(page, 'initial render');
   const status = await page.textContent('#study-status');

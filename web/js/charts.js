@@ -1,6 +1,11 @@
-// Draws figure specs from plots.js into graph divs with Plotly (loaded globally from
-// /vendor/plotly.min.js). The div itself becomes the Plotly graph div, so `div.data` holds
-// the traces. `data-state` on the div says 'loading', 'ready' or 'error'.
+// Draws figure specs from plots.js into graph divs with Plotly. The div itself becomes the
+// Plotly graph div, so `div.data` holds the traces. `data-state` on the div says 'loading',
+// 'ready' or 'error'.
+//
+// Plotly (1.5 MB) is loaded on first use, not by index.html: a page without plots (the
+// studies list, workers) never parses it, and a study page fetches its data while Plotly
+// downloads. Its URL, content-hashed by the server, is in <meta name="layerlab-plotly">. The
+// offline report inlines Plotly before these modules, so there window.Plotly is already set.
 
 import { h } from './dom.js';
 import { PLOT_CONFIG } from './plots.js';
@@ -9,9 +14,24 @@ import { PLOT_CONFIG } from './plots.js';
 // four times fewer pixels to fill on ordinary screens and in software rendering.
 const CONFIG = { ...PLOT_CONFIG, plotGlPixelRatio: Math.min(2, Math.max(1, window.devicePixelRatio || 1)) };
 
-function plotly() {
-  if (!window.Plotly) throw new Error('Plotly did not load (/vendor/plotly.min.js)');
-  return window.Plotly;
+let loading = null;
+
+// Resolves to window.Plotly, adding its script to the page the first time.
+export function loadPlotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!loading) {
+    const src = document.querySelector('meta[name="layerlab-plotly"]')?.content || '/vendor/plotly-gl2d.min.js';
+    loading = new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = src;
+      s.async = true;
+      s.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error(`Plotly did not load (${src})`)));
+      s.onerror = () => reject(new Error(`Plotly did not load (${src})`));
+      document.head.append(s);
+    });
+    loading.catch(() => { loading = null; }); // a later plot tries again
+  }
+  return loading;
 }
 
 // Renders (or updates in place) a figure. User zoom and legend clicks survive live updates
@@ -26,7 +46,8 @@ export async function renderFigure(div, fig, { revision = 'keep' } = {}) {
     div.style.height = '';
   }
   layout.autosize = true;
-  await plotly().react(div, fig.data, layout, CONFIG);
+  const Plotly = await loadPlotly();
+  await Plotly.react(div, fig.data, layout, CONFIG);
   div.dataset.state = 'ready';
   div.dataset.traces = String(fig.data.length);
   div.closest('.card')?.classList.remove('is-loading');

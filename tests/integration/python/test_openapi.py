@@ -221,7 +221,8 @@ class OpenApiResponsesTest(unittest.TestCase):
         self.assertEqual(c("/healthz", "GET", "/healthz", 200)["store"], "sqlite")
         # The dashboard.
         self.assertIn("<html", c("/", "GET", "/", 200).lower())
-        c("/vendor/plotly.min.js", "GET", "/vendor/plotly.min.js", 200)
+        c("/vendor/{file}", "GET", "/vendor/plotly-gl2d.min.js", 200)
+        c("/vendor/{file}", "GET", "/vendor/plotly.min.js", 404)
         c("/js/{file}", "GET", "/js/app.js", 200)
         c("/js/{file}", "GET", "/js/nope.js", 404)
         c("/css/{file}", "GET", "/css/style.css", 200)

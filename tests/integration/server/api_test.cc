@@ -1,9 +1,12 @@
 // The read side of the REST API over real HTTP against `layerlab serve` on a real SQLite
 // store that `layerlab run` filled: every GET endpoint, paging, sorting, aggregates,
 // errors, static files and path traversal.
+#include <zlib.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <regex>
 
 #include "integration/study_commands.h"
 #include "server_process.h"
@@ -408,20 +411,120 @@ TEST_F(ApiTest, UnknownRoutesWrongMethodsAndPathTraversal) {
   }
 }
 
+// The gzip member in `z`, inflated; "" when it is not one.
+std::string gunzip(const std::string& z) {
+  z_stream s{};
+  if (inflateInit2(&s, 15 + 16) != Z_OK) return "";
+  std::string out;
+  char buf[1 << 16];
+  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(z.data()));
+  s.avail_in = static_cast<uInt>(z.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    s.next_out = reinterpret_cast<Bytef*>(buf);
+    s.avail_out = sizeof buf;
+    rc = inflate(&s, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - s.avail_out);
+  }
+  inflateEnd(&s);
+  return rc == Z_STREAM_END ? out : "";
+}
+
+// GET path with these request headers, the body as sent (not decompressed).
+httplib::Result raw_get(ServerProcess& server, const std::string& path,
+                        const httplib::Headers& headers = {}) {
+  auto c = server.client();
+  c->set_decompress(false);
+  return c->Get(path, headers);
+}
+
+// The content-hashed Plotly URL that index.html names.
+std::string plotly_url(ServerProcess& server) {
+  auto index = raw_get(server, "/");
+  if (!index) return "";
+  static const std::regex url(R"(/vendor/plotly-gl2d\.[0-9a-f]{16}\.min\.js)");
+  std::smatch m;
+  return std::regex_search(index->body, m, url) ? m.str() : "";
+}
+
 TEST_F(ApiTest, DashboardFilesComeFromTheBinary) {
-  auto index = server_->client()->Get("/");
+  auto index = raw_get(*server_, "/");
   ASSERT_TRUE(index);
   EXPECT_EQ(index->status, 200);
   EXPECT_NE(index->get_header_value("Content-Type").find("text/html"), std::string::npos);
-  EXPECT_NE(index->body.find("/vendor/plotly.min.js"), std::string::npos);
-  auto app = server_->client()->Get("/js/app.js");
+  auto app = raw_get(*server_, "/js/app.js");
   ASSERT_TRUE(app);
   EXPECT_EQ(app->status, 200);
   EXPECT_NE(app->get_header_value("Content-Type").find("javascript"), std::string::npos);
-  auto plotly = server_->client()->Get("/vendor/plotly.min.js");
+  const std::string url = plotly_url(*server_);
+  ASSERT_FALSE(url.empty()) << index->body;
+  auto plotly = raw_get(*server_, url, {{"Accept-Encoding", "identity"}});
   ASSERT_TRUE(plotly);
   EXPECT_EQ(plotly->status, 200);
   EXPECT_GT(plotly->body.size(), 1'000'000u);
+  EXPECT_NE(plotly->body.find("plotly.js (gl2d - minified) v"), std::string::npos);
+}
+
+// Plotly under a content-hashed name that may be cached for a year; the page and the
+// modules revalidated; gzip when (and only when) the client accepts it, the same bytes
+// once inflated; unknown names and hashes are 404s.
+TEST_F(ApiTest, DashboardAssetsAreCachedByHashAndCompressed) {
+  const std::string url = plotly_url(*server_);
+  ASSERT_FALSE(url.empty());
+  auto plain = raw_get(*server_, url, {{"Accept-Encoding", "identity"}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_EQ(plain->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
+  EXPECT_FALSE(plain->has_header("Content-Encoding"));
+  EXPECT_EQ(plain->get_header_value("Vary"), "Accept-Encoding");
+
+  for (const char* accept : {"gzip", "br, gzip, deflate", "gzip;q=0.5, identity", "*"}) {
+    auto zipped = raw_get(*server_, url, {{"Accept-Encoding", accept}});
+    ASSERT_TRUE(zipped) << accept;
+    EXPECT_EQ(zipped->status, 200);
+    EXPECT_EQ(zipped->get_header_value("Content-Encoding"), "gzip") << accept;
+    EXPECT_EQ(zipped->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
+    EXPECT_LT(zipped->body.size(), plain->body.size() / 2) << accept;
+    EXPECT_TRUE(gunzip(zipped->body) == plain->body) << accept;
+  }
+  for (const char* refused : {"gzip;q=0", "gzip; q=0.000, br", "deflate", "gzipx"}) {
+    auto r = raw_get(*server_, url, {{"Accept-Encoding", refused}});
+    ASSERT_TRUE(r) << refused;
+    EXPECT_FALSE(r->has_header("Content-Encoding")) << refused;
+    EXPECT_TRUE(r->body == plain->body) << refused;
+  }
+
+  // The page and the modules: revalidated on every load, compressed too.
+  for (const char* path : {"/", "/js/app.js", "/js/pages/study.js", "/css/style.css"}) {
+    auto z = raw_get(*server_, path, {{"Accept-Encoding", "gzip"}});
+    auto p = raw_get(*server_, path, {{"Accept-Encoding", "identity"}});
+    ASSERT_TRUE(z && p) << path;
+    EXPECT_EQ(z->status, 200) << path;
+    EXPECT_EQ(z->get_header_value("Cache-Control"), "no-cache") << path;
+    EXPECT_EQ(p->get_header_value("Cache-Control"), "no-cache") << path;
+    EXPECT_EQ(z->get_header_value("Content-Encoding"), "gzip") << path;
+    EXPECT_TRUE(gunzip(z->body) == p->body) << path;
+  }
+  EXPECT_EQ(raw_get(*server_, "/")->body.find("/vendor/plotly-gl2d.min.js"), std::string::npos)
+      << "index.html names Plotly without its hash";
+
+  // The plain name still answers, revalidated; a wrong hash or another file does not.
+  auto unhashed = raw_get(*server_, "/vendor/plotly-gl2d.min.js");
+  ASSERT_TRUE(unhashed);
+  EXPECT_EQ(unhashed->status, 200);
+  EXPECT_EQ(unhashed->get_header_value("Cache-Control"), "no-cache");
+  EXPECT_TRUE(unhashed->body == plain->body);
+  std::string wrong = url;
+  wrong[wrong.size() - std::string(".min.js").size() - 1] ^= 1;  // last hex digit, changed
+  for (const std::string& path :
+       {wrong, std::string("/vendor/plotly-gl2d.0123456789abcdef.min.js"),
+        std::string("/vendor/plotly.min.js"), std::string("/vendor/app.js"),
+        std::string("/vendor/..%2fjs%2fapp.js"), std::string("/vendor/")}) {
+    auto r = raw_get(*server_, path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+    EXPECT_EQ(r->body.find("plotly.js"), std::string::npos) << path;
+  }
 }
 
 }  // namespace

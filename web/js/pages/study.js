@@ -3,6 +3,10 @@
 // cost with each dataset's Pareto front, optimisation history, parallel coordinates,
 // learning curves, trials table), the leaderboard of each dataset and the details of the
 // selected trial.
+// Views load when they come into sight (an IntersectionObserver): a study of
+// 50,000 trials has plots that take a second each to draw in software WebGL (Pareto,
+// parallel coordinates), and a reader of the first screen should not wait for them. A view
+// once seen stays live.
 // Live: trial events update the counts and (throttled to about once a second) the plots
 // and the table page; epoch events extend the curves of selected trials; resync refetches
 // everything. The page never reloads.
@@ -12,7 +16,7 @@ import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
 import { bestNote, fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../format.js';
 import { refresher } from '../throttle.js';
-import { markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
+import { loadPlotly, markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
 import {
   PALETTE, PARETO_COSTS, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
   parcoordsFields, parcoordsFigure, timeFigure, yLabel,
@@ -75,6 +79,7 @@ function numericParams(study) {
 
 export function mount(root, { id: studyId }, ctx) {
   ctx.setTitle(`Study ${studyId}`);
+  loadPlotly().catch(() => {}); // downloads while the data loads; a plot that needs it reports a failure
   let alive = true;
   let study = null;
   let table = null;
@@ -127,6 +132,21 @@ export function mount(root, { id: studyId }, ctx) {
   const tableCard = h('section', { class: 'card wide table-card-study' },
     h('div', { class: 'card-head' }, h('h2', { class: 'card-title' }, 'Trials'),
       h('div', { class: 'card-sub' }, 'click a header to sort, a row to inspect')), tableHolder);
+
+  // ---- views drawn once near sight ------------------------------------------------------
+  const seen = new Set(); // plot cards that have come near the viewport
+  const views = new Map(); // card -> its loader
+  const observer = typeof IntersectionObserver === 'function'
+    ? new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting || seen.has(e.target)) continue;
+        seen.add(e.target);
+        observer.unobserve(e.target);
+        if (study && alive) views.get(e.target)?.();
+      }
+    }, { rootMargin: '0px' })
+    : null;
+  const inSight = (p) => !observer || seen.has(p.card);
 
   fill(root,
     h('div', { class: 'study-top' }, head, bestEl),
@@ -359,6 +379,8 @@ export function mount(root, { id: studyId }, ctx) {
   function renderCurves() {
     curvesFrame = 0;
     if (!alive) return;
+    table?.setSelection(selected.keys(), focused);
+    if (!inSight(curves)) return; // drawn when it comes near sight
     const list = [...selected.values()];
     renderFigure(curves.div, curvesFigure(list.map((e) => ({ trial: e.trial, curve: e.curve, color: e.color }))));
     fill(curveChips, list.map((e) => h('span', { class: 'curve-chip', style: { borderColor: e.color } },
@@ -367,7 +389,6 @@ export function mount(root, { id: studyId }, ctx) {
         `#${e.trial.number}${e.trial.dataset ? ` ${e.trial.dataset}` : ''}`),
       h('button', { type: 'button', class: 'chip-x', title: 'remove', 'aria-label': 'remove', onclick: () => unselect(e.trial.id) }, '\u00d7'))),
     list.length > 1 ? h('button', { type: 'button', class: 'link small', onclick: clearSelection }, 'clear all') : null);
-    table?.setSelection(selected.keys(), focused);
   }
   function scheduleCurves() {
     if (!curvesFrame) curvesFrame = requestAnimationFrame(renderCurves);
@@ -470,7 +491,9 @@ export function mount(root, { id: studyId }, ctx) {
     const ok = studyFresh || await loadStudy();
     studyFresh = false;
     if (!ok || !alive) return;
-    const jobs = [loadMetric(), loadTime(), loadHistory(), loadPareto(), table.load(), loadParcoords(), loadLeaderboard()];
+    const jobs = [table.load(), loadLeaderboard()];
+    for (const [card, load] of views) if (card !== curves.card && seen.has(card)) jobs.push(load());
+    if (!observer) jobs.push(loadMetric(), loadTime(), loadHistory(), loadPareto(), loadParcoords());
     if (focused !== null && focusedTrial && !FINAL.has(focusedTrial.status)) {
       jobs.push(fetchTrial(focused).then(scheduleCurves).catch(() => {}));
     }
@@ -508,7 +531,7 @@ export function mount(root, { id: studyId }, ctx) {
     tableHolder.classList.remove('is-loading');
     fill(tableHolder, table.el);
     table.table.dataset.src = endpoints.trials(studyId, {});
-    renderFigure(curves.div, curvesFigure([]));
+    if (inSight(curves)) renderFigure(curves.div, curvesFigure([]));
     // subscribe first, so that nothing between the first load and the stream is missed
     events = new EventStream(endpoints.events({ study: studyId }), { onState: ctx.setLive });
     events
@@ -526,12 +549,18 @@ export function mount(root, { id: studyId }, ctx) {
       selectTrial(study.best, false);
     }
     studyFresh = true;
+    for (const [p, load] of [[metric, loadMetric], [time, loadTime], [history, loadHistory], [pareto, loadPareto],
+      [parcoords, loadParcoords], [curves, scheduleCurves]]) {
+      views.set(p.card, load);
+      observer?.observe(p.card);
+    }
     await refresh.now();
   }
   start();
 
   return () => {
     alive = false;
+    observer?.disconnect();
     document.removeEventListener('visibilitychange', onVisible);
     for (const p of [metric, time, history, pareto, parcoords]) clearTimeout(p.timer);
     refresh.stop();
