@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kPlotly = "web/node_modules/plotly.js-dist-min/plotly.min.js";
+constexpr const char* kPlotly = "web/node_modules/plotly.js/dist/plotly.min.js";
 
 std::string header(const json& f) {
   const json& s = f["study"];
