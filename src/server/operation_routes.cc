@@ -197,8 +197,14 @@ std::string metrics_text(Context& c) {
   out += fmt::format("layerlab_queue_depth {}\n", q.depth);
   metric(out, "layerlab_queue_in_flight", "gauge", "Running trials of running studies.");
   out += fmt::format("layerlab_queue_in_flight {}\n", q.in_flight);
-  worker_metrics(out, store, t);
-  duration_metrics(out, store);
+  // These read the attempts, like /workers: kept as long, so scraping /metrics in a loop
+  // costs one read per TTL.
+  out += *c.monitoring.get(cache_key({"metrics"}), t, [&] {
+    std::string series;
+    worker_metrics(series, store, t);
+    duration_metrics(series, store);
+    return series;
+  });
   metric(out, "layerlab_http_requests_total", "counter", "HTTP responses by status code.");
   {
     MutexLock lock(c.counters_mu);

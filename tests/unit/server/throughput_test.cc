@@ -355,6 +355,22 @@ TEST_F(ThroughputTest, MetricsHaveCountersPerWorkerAndDurationsPerStudy) {
     }
   }
   EXPECT_EQ(last.size(), 2u);
+
+  // The series that read the attempts are kept 2 s, as /workers' bodies are (a scrape in a
+  // loop costs one read per 2 s); the other series are read at each scrape.
+  auto more = store_->claim_next("a", lease());
+  ASSERT_TRUE(more);
+  ASSERT_TRUE(store_->finish_trial(more->trial_id, more->attempt, store::TrialStatus::kCompleted,
+                                   {}, 1.0, ""));
+  const auto done_of_a = [&] {
+    std::map<std::string, std::string> t;
+    const auto now = parse_exposition(std::string(call("/metrics").bytes()), t);
+    EXPECT_EQ(value_of(now, "layerlab_queue_depth", {}), 1);
+    return value_of(now, m, {{"worker", "a"}, {"outcome", "done"}});
+  };
+  EXPECT_EQ(done_of_a(), 3);
+  clock_.advance(milliseconds(2000));
+  EXPECT_EQ(done_of_a(), 4);
 }
 
 TEST_F(ThroughputTest, MetricsKeepTheWorkerSeriesBounded) {
