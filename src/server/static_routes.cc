@@ -12,7 +12,6 @@
 #include <zlib.h>
 
 #include <map>
-#include <mutex>
 
 #include "common/mutex.h"
 #include "embedded.h"
