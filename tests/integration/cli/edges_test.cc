@@ -136,13 +136,17 @@ std::string environ_of(pid_t pid) {
 }
 
 // The `n` children of `parent`, waited for (bounded); fewer if they never came.
-std::vector<pid_t> wait_children(pid_t parent, size_t n) {
-  std::vector<pid_t> kids;
-  for (int i = 0; i < 600 && kids.size() < n; ++i) {
-    kids = children_of(parent);
-    if (kids.size() < n) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+// The children of `parent` that run `layerlab worker`, once there are n (for up to 30 s): a
+// child seen between its fork and its exec still has its parent's command line.
+std::vector<pid_t> wait_workers(pid_t parent, size_t n) {
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 600 && workers.size() < n; ++i) {
+    workers.clear();
+    for (pid_t kid : children_of(parent))
+      if (cmdline(kid).find(" worker ") != std::string::npos) workers.push_back(kid);
+    if (workers.size() < n) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return kids;
+  return workers;
 }
 
 int stop(pid_t pid) {
@@ -182,7 +186,7 @@ TEST(Secrets, ServeWorkersGetTheStoreUrlThroughTheEnvironmentAndLogsHideThePassw
       spawn_layerlab("serve --store '" + store.url + "' --bind 127.0.0.1:0 --workers 2", dir);
   const int port = testing::announced_port(dir);
   ASSERT_GT(port, 0) << read_file(dir / "bg.err");
-  const std::vector<pid_t> workers = wait_children(serve, 2);
+  const std::vector<pid_t> workers = wait_workers(serve, 2);
   ASSERT_EQ(workers.size(), 2u);
   for (pid_t w : workers) {
     const std::string argv = cmdline(w);
@@ -237,7 +241,7 @@ TEST(Secrets, RunTakesTheStoreFromTheEnvironmentAndKeepsItOffEveryCommandLine) {
                                        "' LAYERLAB_TEST_HOLD=before_training:* "
                                        "LAYERLAB_TEST_HOLD_FILE=" +
                                        hold.string());
-  const std::vector<pid_t> workers = wait_children(run, 2);
+  const std::vector<pid_t> workers = wait_workers(run, 2);
   EXPECT_EQ(workers.size(), 2u) << read_file(dir / "bg.err");
   EXPECT_EQ(cmdline(run).find(kPassword), std::string::npos);
   for (pid_t w : workers) {
