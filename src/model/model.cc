@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <climits>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "backend/buffer.h"
 #include "common/error.h"
@@ -92,8 +95,22 @@ T field(const json& j, const char* key, const char* name, const std::string& sou
   };
   if (!j.is_object()) throw fail("expected a JSON object");
   if (!j.contains(name)) throw fail(fmt::format("no '{}'", name));
+  // nlohmann converts any number to any arithmetic type unchecked (a float out of the
+  // target's range is undefined behaviour): ints must be whole numbers that fit.
+  const json& v = j[name];
+  auto fits_int = [](const json& x) {
+    if (x.is_number_unsigned()) return x.get<uint64_t>() <= uint64_t{INT_MAX};
+    return x.is_number_integer() && x.get<int64_t>() >= INT_MIN && x.get<int64_t>() <= INT_MAX;
+  };
+  bool fits = true;
+  if constexpr (std::is_same_v<T, int>) fits = fits_int(v);
+  if constexpr (std::is_same_v<T, std::vector<int>>)
+    fits = !v.is_array() || std::all_of(v.begin(), v.end(), fits_int);
+  if constexpr (std::is_same_v<T, float>)
+    fits = !v.is_number() || std::abs(v.get<double>()) <= double{FLT_MAX};
+  if (!fits) throw fail(fmt::format("'{}' is out of range: {}", name, excerpt(v.dump())));
   try {
-    return j[name].get<T>();
+    return v.get<T>();
   } catch (const json::exception&) {
     throw fail(fmt::format("'{}' has the wrong type: {}", name, excerpt(j[name].dump())));
   }
