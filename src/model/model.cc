@@ -99,6 +99,7 @@ T field(const json& j, const char* key, const char* name, const std::string& sou
   // target's range is undefined behaviour): ints must be whole numbers that fit.
   const json& v = j[name];
   auto fits_int = [](const json& x) {
+    if (!x.is_number()) return true;  // the wrong type: get<T> says so below
     if (x.is_number_unsigned()) return x.get<uint64_t>() <= uint64_t{INT_MAX};
     return x.is_number_integer() && x.get<int64_t>() >= INT_MIN && x.get<int64_t>() <= INT_MAX;
   };

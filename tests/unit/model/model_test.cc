@@ -169,6 +169,10 @@ TEST(Model, RejectsBadArchitectureEntries) {
   };
   EXPECT_TRUE(
       rejects(arch([](json& a) { a.erase("hidden"); }), "metadata 'architecture': no 'hidden'"));
+  EXPECT_TRUE(rejects(arch([](json& a) { a["hidden"] = {3.18e20}; }),
+                      "metadata 'architecture': 'hidden' is out of range: [3.18e+20]"));
+  EXPECT_TRUE(rejects(arch([](json& a) { a["inputs"] = int64_t{1} << 40; }),
+                      "metadata 'architecture': 'inputs' is out of range: 1099511627776"));
   EXPECT_TRUE(rejects(arch([](json& a) { a["inputs"] = "two"; }),
                       "metadata 'architecture': 'inputs' has the wrong type: \"two\""));
   EXPECT_TRUE(rejects(arch([](json& a) { a["activation"] = "relux"; }),
