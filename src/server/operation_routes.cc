@@ -20,7 +20,7 @@ struct QueueState {
 };
 
 // dead_letters: also count the trials failed because their worker kept dying (the store
-// queue's dead letters), which reads every failed trial.
+// queue's dead letters).
 QueueState queue_state(store::Store& store, bool dead_letters = true) {
   QueueState q;
   for (const store::StudyRecord& s : store.list_studies()) {
@@ -33,10 +33,9 @@ QueueState queue_state(store::Store& store, bool dead_letters = true) {
                            {"queued", c[store::TrialStatus::kQueued]},
                            {"running", c[store::TrialStatus::kRunning]}});
     }
-    if (!dead_letters) continue;
-    for (const store::TrialRecord& t :
-         store.list_trials(s.id, {.statuses = {store::TrialStatus::kFailed}}))
-      q.dead_lettered += t.lost > 0;
+    if (dead_letters)
+      q.dead_lettered +=
+          store.count_trials(s.id, {.statuses = {store::TrialStatus::kFailed}, .lost_only = true});
   }
   return q;
 }

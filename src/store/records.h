@@ -219,6 +219,7 @@ struct TrialFilter {
   bool descending = false;
   int64_t limit = 0;  // 0: no limit
   int64_t offset = 0;
+  bool lost_only = false;  // only trials with a lost attempt (a worker died holding them)
 };
 
 }  // namespace layerlab::store

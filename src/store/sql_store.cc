@@ -213,6 +213,7 @@ typename SqlStore<Db>::Filter SqlStore<Db>::filter_sql(int64_t study_id,
     f.params.emplace_back(std::string(to_string(s)));
   }
   if (!in.empty()) f.where += " AND status IN (" + in + ")";
+  if (filter.lost_only) f.where += " AND lost > 0";
   if (!filter.dataset.empty()) {
     f.where += " AND dataset = " + f.next();
     f.params.emplace_back(filter.dataset);

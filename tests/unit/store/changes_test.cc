@@ -109,5 +109,30 @@ TEST_P(StoreTest, CountTrialsCountsWhatListTrialsWouldReturn) {
   EXPECT_STORE_ERROR(store_->count_trials(999, {}), ErrorCode::kNotFound, "count_trials");
 }
 
+// lost_only: the trials a worker died holding (what /api/v1/queue counts as dead letters
+// among the failed ones), counted without reading them.
+TEST_P(StoreTest, CountTrialsCanCountOnlyTrialsThatLostAnAttempt) {
+  const int64_t study = store_->create_study("s", nullptr);
+  store_->add_trials(study, {{0, "iris", {}}, {1, "iris", {}}, {2, "iris", {}}});
+  const ClaimOptions opts{study, std::chrono::milliseconds(30'000), 3};
+  const Claim dies = *store_->claim_next("a", opts);
+  clock_.advance(std::chrono::milliseconds(30'001));
+  const Claim again = *store_->claim_next("b", opts);  // a's attempt is lost
+  ASSERT_EQ(again.trial_id, dies.trial_id);
+  const Claim fails = *store_->claim_next("b", opts);
+  ASSERT_TRUE(store_->fail_trial(again.trial_id, "its worker kept dying"));
+  ASSERT_TRUE(store_->finish_trial(fails.trial_id, fails.attempt, TrialStatus::kFailed, nullptr,
+                                   std::nullopt, "training threw"));
+  const TrialFilter failed{.statuses = {TrialStatus::kFailed}};
+  TrialFilter lost = failed;
+  lost.lost_only = true;
+  EXPECT_EQ(store_->count_trials(study, failed), 2);
+  EXPECT_EQ(store_->count_trials(study, lost), 1);
+  ASSERT_EQ(store_->list_trials(study, lost).size(), 1u);
+  EXPECT_EQ(store_->list_trials(study, lost)[0].id, dies.trial_id);
+  lost.statuses.clear();
+  EXPECT_EQ(store_->count_trials(study, lost), 1);
+}
+
 }  // namespace
 }  // namespace layerlab::store
