@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -44,6 +45,9 @@ QueueState queue_state(store::Store& store, bool dead_letters = true) {
 constexpr int64_t kDefaultMinutes = 60;
 constexpr int64_t kMaxMinutes = 24 * 60;
 constexpr int64_t kMaxBuckets = 360;
+// /api/v1/workers answers a page of this many workers by default, at most kMaxWorkerPage.
+constexpr int64_t kDefaultWorkerPage = 200;
+constexpr int64_t kMaxWorkerPage = 1000;
 // /metrics: per-worker series for this many workers (the most recently seen), the others
 // summed under worker="(others)"; the duration histogram for this many studies (the newest).
 constexpr size_t kMetricWorkers = 100;
@@ -224,14 +228,33 @@ std::string metrics_text(Context& c) {
 
 // /workers' body: each worker with what it did (trials done, failed, lost and handed back,
 // ever) and its busy share over the last `minutes`.
-std::string workers_text(store::Store& store, store::Time t, int64_t minutes) {
-  const std::vector<store::WorkerRecord> workers = store.list_workers();
+// One page of the workers: alive ones first, then by last heartbeat, newest first (a store
+// that many `run`s used holds every worker that ever registered).
+struct WorkerPage {
+  int64_t minutes = kDefaultMinutes;
+  int64_t limit = kDefaultWorkerPage;
+  int64_t offset = 0;
+};
+
+std::string workers_text(store::Store& store, store::Time t, const WorkerPage& page) {
+  std::vector<store::WorkerRecord> workers = store.list_workers();
   const std::vector<store::WorkerActivity> activity =
-      store.worker_activity(t - std::chrono::minutes(minutes), t);
+      store.worker_activity(t - std::chrono::minutes(page.minutes), t);
   std::map<std::string, const store::WorkerActivity*> by_id;
   for (const store::WorkerActivity& a : activity) by_id[a.worker_id] = &a;
+  auto alive = [t](const store::WorkerRecord& w) { return analysis::worker_alive(w, t); };
+  const auto alive_count = std::count_if(workers.begin(), workers.end(), alive);
+  std::stable_sort(workers.begin(), workers.end(),
+                   [&](const store::WorkerRecord& a, const store::WorkerRecord& b) {
+                     if (alive(a) != alive(b)) return alive(a);
+                     return a.heartbeat_at > b.heartbeat_at;
+                   });
+  const auto total = static_cast<int64_t>(workers.size());
+  const int64_t from = std::min(page.offset, total);
+  const int64_t to = std::min(total, from + page.limit);
   json list = json::array();
-  for (const store::WorkerRecord& w : workers) {
+  for (int64_t i = from; i < to; ++i) {
+    const store::WorkerRecord& w = workers[static_cast<size_t>(i)];
     json j = analysis::worker_json(w, t);
     auto it = by_id.find(w.info.id);
     const store::WorkerActivity a = it != by_id.end() ? *it->second : store::WorkerActivity{};
@@ -244,8 +267,12 @@ std::string workers_text(store::Store& store, store::Time t, int64_t minutes) {
     j["utilisation"] = utilisation(a);
     list.push_back(std::move(j));
   }
-  return json{{"workers", std::move(list)}, {"window_seconds", minutes * 60}}.dump(
-      -1, ' ', false, json::error_handler_t::replace);
+  return json{{"workers", std::move(list)},
+              {"total", total},
+              {"alive", alive_count},
+              {"offset", from},
+              {"window_seconds", page.minutes * 60}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -265,10 +292,14 @@ void add_operation_routes(Router& r, Context& c) {
   // Each worker with what it did: trials done, failed, lost and handed back (history), and
   // its busy share over the last `minutes`.
   r.get("/api/v1/workers", [&c](const Request& req, Response& res) {
-    const int64_t minutes = query_int(req, "minutes", kDefaultMinutes, 1, kMaxMinutes);
+    WorkerPage page;
+    page.minutes = query_int(req, "minutes", kDefaultMinutes, 1, kMaxMinutes);
+    page.limit = query_int(req, "limit", kDefaultWorkerPage, 1, kMaxWorkerPage);
+    page.offset = query_int(req, "offset", 0, 0, std::numeric_limits<int32_t>::max());
     const store::Time t = c.now();
-    send_json_text(res, c.monitoring.get(cache_key({"workers", minutes}), t,
-                                         [&] { return workers_text(c.store(), t, minutes); }));
+    send_json_text(res, c.monitoring.get(cache_key({"workers", page.minutes, page.limit,
+                                                    page.offset}),
+                                         t, [&] { return workers_text(c.store(), t, page); }));
   });
 
   // Finished trials per worker and time bucket, and the queue's depth in the same buckets.

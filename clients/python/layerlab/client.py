@@ -16,7 +16,7 @@ from .errors import LayerlabError
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 MAX_RESPONSE_BYTES = 256 << 20  # one answer; a trials page of 1,000 is well under 1 MiB
-_PAGE = 1000  # the API's largest page of trials
+_PAGE = 1000  # the API's largest page of trials and of workers
 _FINAL_STUDY = ("finished", "cancelled")
 
 
@@ -114,6 +114,16 @@ class Client:
     def _get(self, path, **query):
         return self._request("GET", path, query=query)
 
+    def _all_pages(self, path, key, **query):
+        """Every item of a paged list (limit/offset, the answer's `total`)."""
+        out, offset = [], 0
+        while True:
+            page = self._get(path, limit=_PAGE, offset=offset, **query)
+            out.extend(page[key])
+            offset += len(page[key])
+            if not page[key] or offset >= page["total"]:
+                return out
+
     # -- reads -------------------------------------------------------------------------
     def health(self):
         """GET /healthz: {"status": "ok", "store": "sqlite"}."""
@@ -141,7 +151,9 @@ class Client:
         return self._get(f"/api/v1/studies/{_quote(study)}/summary", x=x, y=y, group=group)
 
     def workers(self):
-        return self._get("/api/v1/workers")["workers"]
+        """Every worker the store knows (all pages): the alive ones first, then by last
+        heartbeat. A list taken while workers come and go may miss or repeat one."""
+        return self._all_pages("/api/v1/workers", "workers")
 
     def queue(self):
         return self._get("/api/v1/queue")
@@ -151,14 +163,8 @@ class Client:
         a list of names."""
         if isinstance(status, (list, tuple, set)):
             status = ",".join(status)
-        out, offset = [], 0
-        path = f"/api/v1/studies/{_quote(study)}/trials"
-        while True:
-            page = self._get(path, status=status, dataset=dataset, limit=_PAGE, offset=offset)
-            out.extend(page["trials"])
-            offset += len(page["trials"])
-            if not page["trials"] or offset >= page["total"]:
-                return out
+        return self._all_pages(f"/api/v1/studies/{_quote(study)}/trials", "trials",
+                               status=status, dataset=dataset)
 
     def trials(self, study, status=None, dataset=None):
         """A study's trials as a pandas DataFrame: one row per trial, parameters as

@@ -136,6 +136,44 @@ TEST_F(ThroughputTest, WorkersShowDoneFailedLostAndUtilisation) {
   expect_400("/api/v1/workers?minutes=1e3", "minutes");
 }
 
+// Every worker that ever registered stays in the store, so /workers answers a page: the
+// alive ones first, then by last heartbeat (newest first), with the totals of all.
+TEST_F(ThroughputTest, WorkersComeInPagesAliveFirstThenMostRecentlySeen) {
+  at(0);
+  for (const char* id : {"old", "older", "alive-b", "alive-a", "stopped"})
+    store_->register_worker({id, "h", 1, "cpu", 1});
+  at(10);
+  store_->heartbeat_worker("old", std::nullopt, 0);
+  at(20);
+  store_->heartbeat_worker("stopped", std::nullopt, 0);
+  store_->stop_worker("stopped");
+  at(100);
+  store_->heartbeat_worker("alive-a", std::nullopt, 0);
+  store_->heartbeat_worker("alive-b", std::nullopt, 0);
+  auto ids = [](const json& page) {
+    std::vector<std::string> out;
+    for (const json& w : page["workers"]) out.push_back(w["id"]);
+    return out;
+  };
+  const json all = get("/api/v1/workers");
+  EXPECT_EQ(all["total"], 5);
+  EXPECT_EQ(all["alive"], 2);
+  EXPECT_EQ(all["offset"], 0);
+  // Alive a and b (same heartbeat: by id), then stopped (20 s), old (10 s), older (0 s).
+  EXPECT_EQ(ids(all), (std::vector<std::string>{"alive-a", "alive-b", "stopped", "old", "older"}));
+  const json page = get("/api/v1/workers?limit=2&offset=1");
+  EXPECT_EQ(ids(page), (std::vector<std::string>{"alive-b", "stopped"}));
+  EXPECT_EQ(page["total"], 5);
+  EXPECT_EQ(page["alive"], 2);
+  const json past = get("/api/v1/workers?offset=9");
+  EXPECT_TRUE(past["workers"].empty());
+  EXPECT_EQ(past["offset"], 5);
+  expect_400("/api/v1/workers?limit=0", "limit");
+  expect_400("/api/v1/workers?limit=1001", "limit");
+  expect_400("/api/v1/workers?offset=-1", "offset");
+  expect_400("/api/v1/workers?offset=99999999999", "offset");
+}
+
 TEST_F(ThroughputTest, FinishedTrialsPerWorkerAndMinuteWithTheQueueDepth) {
   two_workers();
   // Now is 200 s: five minute buckets ending with the one that holds now, [180, 240).

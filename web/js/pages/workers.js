@@ -89,10 +89,14 @@ export function mount(root, _params, ctx) {
         h('td', { class: 'num' }, fmtInt(s.running)))))));
   }
 
-  function renderWorkers(list) {
+  // One page of the API's list (alive first, then the most recently seen); total and alive
+  // count every worker the store knows.
+  function renderWorkers(page) {
+    const list = page.workers || [];
     workersBox.classList.remove('is-loading');
-    const alive = list.filter((w) => w.alive).length;
-    count.textContent = list.length ? `(${alive} alive of ${list.length})` : '';
+    const total = page.total ?? list.length;
+    const alive = page.alive ?? list.filter((w) => w.alive).length;
+    count.textContent = total ? `(${fmtInt(alive)} alive of ${fmtInt(total)})` : '';
     if (!list.length) {
       fill(workersBox, h('div', { class: 'empty-state', id: 'workers-empty' },
         h('div', { class: 'empty-title' }, 'No workers'),
@@ -105,7 +109,11 @@ export function mount(root, _params, ctx) {
       h('thead', null, h('tr', null,
         ['', 'Worker', 'Host', 'PID', 'Device', 'Pack', 'Memory', 'Status', 'Done', 'Failed', 'Lost', 'Utilisation', 'Current trial', 'Heartbeat age', 'Started']
           .map((t) => h('th', { class: NUMERIC.includes(t) ? 'num' : '' }, t)))),
-      h('tbody', null, sorted.map(workerRow))));
+      h('tbody', null, sorted.map(workerRow))),
+      total > list.length
+        ? h('p', { class: 'muted small', id: 'workers-more' },
+          `${fmtInt(list.length)} shown of ${fmtInt(total)}: the alive ones first, then the most recently seen (GET /api/v1/workers?offset=${list.length} for the next)`)
+        : null);
   }
 
   async function renderThroughput(t) {
@@ -119,7 +127,7 @@ export function mount(root, _params, ctx) {
       get(endpoints.workers(span)), get(endpoints.queue()), get(endpoints.throughput(span))]);
     if (w.status === 'fulfilled') {
       ctx.clearError('workers');
-      renderWorkers(w.value.workers || []);
+      renderWorkers(w.value);
     } else {
       ctx.showError('workers', w.reason);
     }
