@@ -297,9 +297,9 @@ void add_operation_routes(Router& r, Context& c) {
     page.limit = query_int(req, "limit", kDefaultWorkerPage, 1, kMaxWorkerPage);
     page.offset = query_int(req, "offset", 0, 0, std::numeric_limits<int32_t>::max());
     const store::Time t = c.now();
-    send_json_text(res, c.monitoring.get(cache_key({"workers", page.minutes, page.limit,
-                                                    page.offset}),
-                                         t, [&] { return workers_text(c.store(), t, page); }));
+    send_json_text(
+        res, c.monitoring.get(cache_key({"workers", page.minutes, page.limit, page.offset}), t,
+                              [&] { return workers_text(c.store(), t, page); }));
   });
 
   // Finished trials per worker and time bucket, and the queue's depth in the same buckets.
