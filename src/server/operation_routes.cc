@@ -53,6 +53,7 @@ constexpr int64_t kMaxWorkerPage = 1000;
 constexpr size_t kMetricWorkers = 100;
 constexpr size_t kMetricStudies = 50;
 constexpr const char* kOtherWorkers = "(others)";
+constexpr const char* kOtherStudies = "(others)";
 // Training time buckets of the duration histogram, in seconds.
 const std::vector<double> kDurationBounds = {0.1, 0.25, 0.5, 1,   2.5, 5,    10,
                                              30,  60,   120, 300, 600, 1800, 3600};
@@ -171,18 +172,39 @@ void duration_metrics(std::string& out, store::Store& store) {
   }
 }
 
+// Trials per study and status: the kMetricStudies newest studies, the older ones summed under
+// study="(others)", so the series stay bounded however many studies a store holds.
+void trial_metrics(std::string& out, store::Store& store) {
+  const std::vector<store::StudyRecord> studies = store.list_studies();  // by id: oldest first
+  const size_t first_shown = studies.size() > kMetricStudies ? studies.size() - kMetricStudies : 0;
+  metric(out, "layerlab_trials", "gauge", "Trials per study and status.");
+  auto series = [&out](const std::string& study, const store::StudyCounts& counts) {
+    for (store::TrialStatus st : store::kAllTrialStatuses)
+      out += fmt::format("layerlab_trials{{study=\"{}\",status=\"{}\"}} {}\n", label(study),
+                         to_string(st), counts[st]);
+  };
+  store::StudyCounts others;
+  for (size_t i = 0; i < studies.size(); ++i) {
+    const store::StudyCounts counts = store.counts(studies[i].id);
+    if (i >= first_shown) {
+      series(studies[i].name, counts);
+      continue;
+    }
+    for (size_t k = 0; k < others.by_status.size(); ++k) others.by_status[k] += counts.by_status[k];
+  }
+  if (first_shown > 0) series(kOtherStudies, others);
+}
+
 std::string metrics_text(Context& c) {
   store::Store& store = c.store();
-  std::string out;
-  metric(out, "layerlab_trials", "gauge", "Trials per study and status.");
-  for (const store::StudyRecord& s : store.list_studies()) {
-    const store::StudyCounts counts = store.counts(s.id);
-    for (store::TrialStatus st : store::kAllTrialStatuses)
-      out += fmt::format("layerlab_trials{{study=\"{}\",status=\"{}\"}} {}\n", label(s.name),
-                         to_string(st), counts[st]);
-  }
-  int alive = 0, silent = 0, stopped = 0;
   const store::Time t = c.now();
+  // Per-study series read every study's counts: kept as long as /workers' answers.
+  std::string out = *c.monitoring.get(cache_key({"metrics-trials"}), t, [&] {
+    std::string series;
+    trial_metrics(series, store);
+    return series;
+  });
+  int alive = 0, silent = 0, stopped = 0;
   for (const store::WorkerRecord& w : store.list_workers()) {
     if (w.status == store::WorkerStatus::kStopped)
       ++stopped;
@@ -226,8 +248,6 @@ std::string metrics_text(Context& c) {
   return out;
 }
 
-// /workers' body: each worker with what it did (trials done, failed, lost and handed back,
-// ever) and its busy share over the last `minutes`.
 // One page of the workers: alive ones first, then by last heartbeat, newest first (a store
 // that many `run`s used holds every worker that ever registered).
 struct WorkerPage {
@@ -236,6 +256,8 @@ struct WorkerPage {
   int64_t offset = 0;
 };
 
+// /workers' body: each worker of the page with what it did (trials done, failed, lost and
+// handed back, ever) and its busy share over the last `minutes`.
 std::string workers_text(store::Store& store, store::Time t, const WorkerPage& page) {
   std::vector<store::WorkerRecord> workers = store.list_workers();
   const std::vector<store::WorkerActivity> activity =

@@ -438,5 +438,27 @@ TEST_F(ThroughputTest, MetricsKeepTheWorkerSeriesBounded) {
             2);
 }
 
+// Trials per study and status: the 50 newest studies by name, the older ones summed.
+TEST_F(ThroughputTest, MetricsKeepTheStudySeriesBounded) {
+  at(0);
+  for (int i = 0; i < 53; ++i) {
+    std::string name = "study";
+    name += std::to_string(100 + i);
+    const int64_t id = store_->create_study(name, nullptr);
+    store_->add_trials(id, {{0, "iris", {}}, {1, "iris", {}}});
+  }
+  std::map<std::string, std::string> types;
+  const auto samples = parse_exposition(std::string(call("/metrics").bytes()), types);
+  std::set<std::string> studies;
+  for (const Sample& s : samples)
+    if (s.name == "layerlab_trials") studies.insert(s.labels.at("study"));
+  EXPECT_EQ(studies.size(), 51u);  // 50 and the others
+  EXPECT_EQ(studies.count("study102"), 0u);
+  EXPECT_EQ(studies.count("study103"), 1u);
+  EXPECT_EQ(studies.count("study152"), 1u);
+  EXPECT_EQ(value_of(samples, "layerlab_trials", {{"study", "(others)"}, {"status", "queued"}}), 6);
+  EXPECT_EQ(value_of(samples, "layerlab_trials", {{"study", "study152"}, {"status", "queued"}}), 2);
+}
+
 }  // namespace
 }  // namespace layerlab::server
