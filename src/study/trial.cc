@@ -147,7 +147,8 @@ std::string pack_key(const TrialSpec& spec) {
 }
 
 std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
-                                     backend::Backend& b, const nn::EpochCallback& on_epoch) {
+                                     backend::Backend& b, const nn::EpochCallback& on_epoch,
+                                     bool keep_parameters) {
   std::vector<nn::Params> members;
   for (const TrialSpec& s : specs) {
     s.params.validate();
@@ -157,6 +158,7 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
   }
   nn::TrainOptions options;
   options.on_epoch = on_epoch;
+  options.keep_parameters = keep_parameters;
   std::vector<nn::TrainResult> results =
       nn::train_pack(b, members, data.task, data.train(), data.validation(), options);
   const nlohmann::json where = provenance(b);
