@@ -17,6 +17,7 @@
 #include "store/store.h"
 #include "study/leaderboard.h"
 #include "study/spec.h"
+#include "support/postgres_service.h"
 
 namespace layerlab {
 namespace {
@@ -160,6 +161,29 @@ TEST_P(KeptModelsWorkerKilledAt, KeptSetIsStillEachDatasetsTop) {
 INSTANTIATE_TEST_SUITE_P(Points, KeptModelsWorkerKilledAt,
                          ::testing::Values("after_training", "after_commit"),
                          [](const auto& p) { return p.param; });
+
+// The same on PostgreSQL (BYTEA, the per-board advisory lock), two workers committing at
+// once, one killed between training and commit.
+TEST(KeptModels, PostgresStoreKeepsEachDatasetsTopThroughAKilledWorker) {
+  Study s = write_study("kept-pg", kKeptStudy);
+  s.store = testing::PostgresService::instance().fresh_database_url();
+  const std::string env = "LAYERLAB_TEST_CRASH=after_training:5 LAYERLAB_TEST_CRASH_ONCE=" +
+                          (s.dir / "crashed").string();
+  const auto r = run_layerlab(
+      "run " + s.file.string() + " --store '" + s.store + "' --workers 2 --lease-seconds 1", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(s.dir / "crashed")) << "the hook never fired";
+  const std::set<int64_t> kept = check_kept_set(s, "kept", 2);
+  const std::string iris = std::string(LAYERLAB_SOURCE_DIR) + "/data/builtin/iris.csv";
+  auto store = store::open_store(s.store);
+  for (int64_t id : kept) {
+    if (store->get_trial(id).dataset != "iris") continue;
+    const auto p = run_layerlab("predict --store '" + s.store + "' --trial " + std::to_string(id) +
+                                " --data " + iris);
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(std::count(p.out.begin(), p.out.end(), '\n'), 150);
+  }
+}
 
 // A `run` killed mid-study (its workers lose their leases) and run again: the resumed study
 // ends with each dataset's top 2 kept, counting the trials of both runs.
