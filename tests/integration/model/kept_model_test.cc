@@ -136,6 +136,29 @@ TEST(KeptModels, BestSaveTrainsAgainWhenNothingIsKeptAndSaysSo) {
   EXPECT_TRUE(contains(neither.err, "give --model FILE, or --trial ID")) << neither.err;
 }
 
+// A kept file that is not a model (written by something else into the store) is refused
+// by name, never read as one.
+TEST(KeptModels, AKeptFileThatIsNotAModelIsAClearError) {
+  const auto dir = testing::fresh_dir("kept-corrupt");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  int64_t id = 0;
+  {
+    auto store = store::open_store(url);
+    const int64_t study = store->create_study("x", nullptr);
+    store->add_trials(study, {{0, "iris", {}}});
+    const std::optional<store::Claim> c = store->claim_next("w", {.study_id = study});
+    ASSERT_TRUE(c);
+    id = c->trial_id;
+    store::TrialFinish f{id, c->attempt, store::TrialStatus::kCompleted, nullptr, 0.5, "", {}};
+    f.keep = store::KeepWeights{std::make_shared<const std::string>("not a model"), 1, true};
+    ASSERT_TRUE(store->finish_trials({f})[0]);
+  }
+  const auto r =
+      run_layerlab("predict --store " + url + " --trial " + std::to_string(id) + " --data iris");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.err, "trial " + std::to_string(id) + " in " + url)) << r.err;
+}
+
 class KeptModelsWorkerKilledAt : public ::testing::TestWithParam<std::string> {};
 
 // kill -9 of the worker holding trial 3 after its training (its weights built, nothing
