@@ -12,9 +12,11 @@
 namespace layerlab::study {
 namespace {
 
-// The standardisation the training used: prepare_data keeps only its result, so it is fitted
-// again on the same split and checked to give the training's features exactly.
+// The standardisation the training used: prepare_data's, or for data prepared without one,
+// fitted again on the same split and checked to give the training's features exactly.
 data::Scaler training_scaler(const TrialSpec& spec, const PreparedData& prepared) {
+  if (prepared.scaler.mean.size() == static_cast<size_t>(prepared.split.train.features))
+    return prepared.scaler;
   const data::Dataset all = data::load(spec.dataset);
   data::Split raw = data::split(all, spec.validation_fraction, spec.split_seed, spec.stratify);
   data::Scaler scaler = data::fit_scaler(raw.train);

@@ -49,6 +49,9 @@ struct TrialOutcome {
 struct PreparedData {
   data::Split split;
   nn::Task task;
+  // The standardisation fitted on split.train and applied to both parts (what a saved or
+  // kept model needs); empty when the data was prepared another way.
+  data::Scaler scaler;
   nn::Examples train() const;
   nn::Examples validation() const;
 };

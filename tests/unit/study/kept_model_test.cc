@@ -51,6 +51,18 @@ TEST_F(KeptModelFor, ARankedTrialGivesItsModelAsSafetensors) {
   EXPECT_EQ(m.parameters, outcome_.result.parameters);
 }
 
+// prepare_data keeps the standardisation it applied, so a model needs no second load of the
+// dataset; data prepared without one gets it fitted again, the same.
+TEST_F(KeptModelFor, TheModelsStandardisationIsPrepareDatasOwn) {
+  ASSERT_EQ(data_.scaler.mean.size(), static_cast<size_t>(data_.split.train.features));
+  PreparedData without = data_;
+  without.scaler = {};
+  const model::Model kept = trained_model(outcome_, data_);
+  const model::Model refit = trained_model(outcome_, without);
+  EXPECT_EQ(kept.scaler.mean, refit.scaler.mean);
+  EXPECT_EQ(kept.scaler.scale, refit.scaler.scale);
+}
+
 TEST_F(KeptModelFor, NothingForAStudyWithoutKeepWeightsOrATrialThatDoesNotRank) {
   StudySpec none = spec_;
   none.keep_top = 0;
