@@ -1,12 +1,15 @@
 // layerlab best STUDY [--save model.safetensors]: the best finished trial of a study (by its
-// metric and goal); with --save, the trial is trained again on the CPU with its weights
-// kept, checked against its record bit for bit (as `rerun`; a difference is a warning), and
-// saved with its input standardisation as safetensors (model/model.h).
+// metric and goal); with --save, the model kept in the store for that trial (a study with
+// keep_weights) is saved as it is, without training; otherwise the trial is trained again on
+// the CPU with its weights kept, checked against its record bit for bit (as `rerun`; a
+// difference is a warning), and saved with its input standardisation as safetensors
+// (model/model.h). It says which of the two it did.
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/kept_model.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
@@ -37,6 +40,15 @@ std::string shape_text(const model::Model& m) {
   return s + " -> " + std::to_string(m.architecture.outputs);
 }
 
+void print_saved(const std::string& path, const model::Model& m) {
+  std::cout << fmt::format("saved {} ({} parameters, {} {}{}{}, {})\n", path,
+                           m.architecture.parameter_count(), shape_text(m), m.activation,
+                           m.architecture.batch_norm ? ", batch norm" : "",
+                           m.architecture.residual ? ", residual" : "",
+                           m.classification() ? fmt::format("{} classes", m.classes)
+                                              : fmt::format("{} regression targets", m.targets));
+}
+
 }  // namespace
 
 void add_best_command(CLI::App& app) {
@@ -48,8 +60,9 @@ void add_best_command(CLI::App& app) {
       "best", "The best finished trial of a study; --save trains it again and saves the model");
   cmd->add_option("study", f->ref, "study name or id")->required();
   cmd->add_option("--save", f->save,
-                  "train the best trial again on the CPU, check it against its record and save "
-                  "the model to this safetensors file");
+                  "save the best trial's model to this safetensors file: the one kept in the "
+                  "store (keep_weights) when there is one, else trained again on the CPU and "
+                  "checked against its record");
   add_store_option(cmd, f->url);
   cmd->callback([f] {
     auto store = open_existing_store(f->url);
@@ -66,6 +79,18 @@ void add_best_command(CLI::App& app) {
     print_trial_table(std::cout, best, spec);
     if (f->save.empty()) return;
 
+    const std::string where =
+        fmt::format("the model kept for trial {} of study {}", top.number, study.name);
+    if (const std::optional<model::Model> kept = find_kept_model(*store, top.id, where)) {
+      model::save_model(f->save, *kept);
+      std::cout << fmt::format(
+          "using the model kept in the store for trial {} (keep_weights): not trained again\n",
+          top.number);
+      print_saved(f->save, *kept);
+      return;
+    }
+    std::cout << fmt::format("no model kept in the store for trial {}", top.number)
+              << (spec.keep_top > 0 ? "" : " (the study has no keep_weights)") << "\n";
     const study::StoredTrial t = study::load_stored_trial(*store, study, top, /*for_export=*/true);
     std::cout << fmt::format("training trial {} again on the CPU ({} thread{}) to save it\n",
                              top.number, t.threads, t.threads == 1 ? "" : "s");
@@ -84,12 +109,7 @@ void add_best_command(CLI::App& app) {
           top.number, result.epochs.size(), spec.metric, result.best_epoch);
     const model::Model m = export_model(t, r);
     model::save_model(f->save, m);
-    std::cout << fmt::format("saved {} ({} parameters, {} {}{}{}, {})\n", f->save,
-                             m.architecture.parameter_count(), shape_text(m), m.activation,
-                             m.architecture.batch_norm ? ", batch norm" : "",
-                             m.architecture.residual ? ", residual" : "",
-                             m.classification() ? fmt::format("{} classes", m.classes)
-                                                : fmt::format("{} regression targets", m.targets));
+    print_saved(f->save, m);
   });
 }
 

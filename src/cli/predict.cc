@@ -1,13 +1,16 @@
 // layerlab predict --model model.safetensors --data SPEC [--probabilities]: one line per row
-// of the data: the predicted class (its label, or its index when the model has no class
-// names), with --probabilities followed by the probability of every class in the model's
-// class order; for regression, the predicted values. Comma separated, no header.
+// of the data (--store URL --trial ID instead of --model: the model kept in the store for
+// that trial by its study's keep_weights): the predicted class (its label, or its index when the
+// model has no class names), with --probabilities followed by the probability of every class in the
+// model's class order; for regression, the predicted values. Comma separated, no header.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/kept_model.h"
+#include "cli/store_flag.h"
 #include "common/error.h"
 #include "model/model.h"
 
@@ -24,19 +27,39 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+model::Model kept_model(const std::string& url, int64_t trial_id) {
+  auto store = open_existing_store(url);
+  const std::string where =
+      fmt::format("trial {} in {}", trial_id, store::parse_store_url(url).text);
+  std::optional<model::Model> m = find_kept_model(*store, trial_id, where);
+  if (m) return std::move(*m);
+  store->get_trial(trial_id);  // kNotFound for a trial the store does not have
+  throw not_found(fmt::format(
+      "no model kept for {}: its study keeps none (keep_weights in the study file), or the "
+      "trial is not among the best of its dataset",
+      where));
+}
+
 }  // namespace
 
 void add_predict_command(CLI::App& app) {
   struct Flags {
-    std::string model, data;
+    std::string model, data, url;
+    int64_t trial = 0;
     bool probabilities = false;
     int threads = 1;
   };
   auto f = std::make_shared<Flags>();
-  CLI::App* cmd =
-      app.add_subcommand("predict", "Predictions of a saved model (layerlab best --save)");
-  cmd->add_option("--model", f->model, "a safetensors file written by `layerlab best --save`")
-      ->required();
+  CLI::App* cmd = app.add_subcommand(
+      "predict", "Predictions of a saved model (layerlab best --save) or of one kept in the store");
+  CLI::Option* model_opt =
+      cmd->add_option("--model", f->model, "a safetensors file written by `layerlab best --save`");
+  CLI::Option* trial_opt = cmd->add_option(
+      "--trial", f->trial,
+      "instead of --model: the model kept in the store (--store) for this trial id, by its "
+      "study's keep_weights");
+  model_opt->excludes(trial_opt);
+  add_store_option(cmd, f->url);
   cmd->add_option("--data", f->data,
                   "the rows to predict: a CSV file (columns matched by name; the label column "
                   "may be absent) or any dataset spec with the model's feature count")
@@ -44,10 +67,14 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--probabilities", f->probabilities,
                 "classification: print every class's probability after the predicted class");
   cmd->add_option("--threads", f->threads, "CPU threads")->capture_default_str();
-  cmd->callback([f] {
-    const model::Model m = model::load_model(f->model);
+  cmd->callback([f, trial_opt] {
+    const bool from_store = trial_opt->count() > 0;
+    if (!from_store && f->model.empty())
+      throw invalid_argument("give --model FILE, or --trial ID (with --store) for a kept model");
+    const model::Model m = from_store ? kept_model(f->url, f->trial) : model::load_model(f->model);
+    const std::string source = from_store ? "trial " + std::to_string(f->trial) : f->model;
     if (f->probabilities && !m.classification())
-      throw invalid_argument("--probabilities: " + f->model +
+      throw invalid_argument("--probabilities: " + source +
                              " is a regression model; it predicts values");
     const model::Features x = model::read_features(m, f->data);
     const std::vector<float> out = model::predict(m, f->threads, x.x, x.rows);

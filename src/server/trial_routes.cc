@@ -1,4 +1,5 @@
-// /api/v1/trials/{id}: one trial with its attempts and epoch curve.
+// /api/v1/trials/{id}: one trial with its attempts and epoch curve, and whether a model is
+// kept for it; /api/v1/trials/{id}/model: that model (a safetensors file).
 #include "server/context.h"
 
 namespace layerlab::server {
@@ -26,7 +27,29 @@ void add_trial_routes(Router& r, Context& c) {
       curve.push_back(std::move(row));
     }
     out["curve"] = std::move(curve);
+    out["model_kept"] = store.find_weights(id, /*with_bytes=*/false).has_value();
     send_json(res, out);
+  });
+
+  // The model kept by the study's keep_weights, as the store holds it (the file `best
+  // --save` writes); 404 with the reason when none is kept.
+  r.get(R"(/api/v1/trials/([^/]+)/model)", [&c](const Request& req, Response& res) {
+    const int64_t id = path_id(req, 1, "trial");
+    store::Store& store = c.store();
+    std::optional<store::KeptWeights> w = store.find_weights(id);
+    const store::TrialRecord t = store.get_trial(id);  // 404 for an unknown trial
+    if (!w) {
+      send_error(res, 404,
+                 "no model kept for trial " + std::to_string(id) +
+                     ": its study keeps none (keep_weights in the study file), or the trial is "
+                     "not among the best of its dataset");
+      return;
+    }
+    const std::string name = store.get_study(t.study_id).name;  // [a-z0-9._-]: header-safe
+    send_body(res, std::make_shared<const std::string>(std::move(w->bytes)),
+              "application/octet-stream", 200);
+    res.set_header("Content-Disposition", "attachment; filename=\"" + name + "-trial-" +
+                                              std::to_string(t.number) + ".safetensors\"");
   });
 }
 

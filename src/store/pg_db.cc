@@ -19,6 +19,7 @@ constexpr unsigned kBool = 16;
 constexpr unsigned kInt8 = 20;
 constexpr unsigned kInt4 = 23;
 constexpr unsigned kText = 25;
+constexpr unsigned kBytea = 17;
 constexpr unsigned kFloat8 = 701;
 constexpr unsigned kInt4Array = 1007;
 constexpr unsigned kTextArray = 1009;
@@ -166,6 +167,16 @@ Param param(std::string_view v) {
 Param param(std::nullopt_t) {
   return {std::nullopt, 0};
 }
+Param param(Blob v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s = "\\x";
+  s.reserve(2 + 2 * v.bytes.size());
+  for (unsigned char c : v.bytes) {
+    s += kHex[c >> 4];
+    s += kHex[c & 15];
+  }
+  return {std::move(s), kBytea};
+}
 Param param(const std::vector<int64_t>& v) {
   return array(v, kInt8Array, [](std::string& s, int64_t x) { s += std::to_string(x); });
 }
@@ -249,6 +260,19 @@ std::optional<int64_t> Result::opt_i64(int row, int col) const {
 std::string Result::text(int row, int col) const {
   if (is_null(row, col)) return {};
   return {PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col))};
+}
+
+std::string Result::blob(int row, int col) const {
+  if (is_null(row, col)) return {};
+  // The server sends BYTEA as hex text (bytea_output = hex, the default); PQunescapeBytea
+  // reads that and the older escape form.
+  size_t n = 0;
+  unsigned char* bytes =
+      PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r_.get(), row, col)), &n);
+  if (!bytes) throw internal_error("PostgreSQL: out of memory decoding a BYTEA value");
+  std::string out(reinterpret_cast<const char*>(bytes), n);
+  PQfreemem(bytes);
+  return out;
 }
 
 // ---- Db

@@ -89,6 +89,7 @@ inline Param param(const char* v) {
   return param(std::string_view(v));
 }
 Param param(std::nullopt_t);
+Param param(Blob v);  // BYTEA, sent in its hex text form
 // Arrays (for unnest() batches); NaN elements and empty optionals are NULL.
 Param param(const std::vector<int64_t>& v);
 Param param(const std::vector<int>& v);
@@ -126,6 +127,7 @@ class Result {
   std::optional<double> opt_f64(int row, int col) const;
   std::optional<int64_t> opt_i64(int row, int col) const;
   std::string text(int row, int col) const;  // NULL -> ""
+  std::string blob(int row, int col) const;  // a BYTEA's bytes; NULL -> ""
 
   bool next() { return ++row_ < rows(); }
   bool is_null(int col) const { return is_null(row_, col); }
@@ -136,6 +138,7 @@ class Result {
   std::optional<double> opt_f64(int col) const { return opt_f64(row_, col); }
   std::optional<int64_t> opt_i64(int col) const { return opt_i64(row_, col); }
   std::string text(int col) const { return text(row_, col); }
+  std::string blob(int col) const { return blob(row_, col); }
 
  private:
   struct Clear {

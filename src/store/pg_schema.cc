@@ -105,12 +105,25 @@ CREATE SEQUENCE trial_change_numbers;
 SELECT setval('trial_change_numbers', COALESCE(MAX(seq), 0) + 1, false) FROM trial_changes;
 )sql";
 
+// Kept models (as in sqlite_schema.cc): the weights of each dataset's best trials, BYTEA.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE trial_weights (
+  trial_id    BIGINT PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+  study_id    BIGINT NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  dataset     TEXT NOT NULL,
+  bytes       BYTEA NOT NULL,
+  created_at  BIGINT NOT NULL
+);
+CREATE INDEX trial_weights_by_board ON trial_weights (study_id, dataset);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
     {3, "trial change log, for followers", kV3},
     {4, "worker pack size and memory in use", kV4},
     {5, "change log without a store-wide write lock", kV5},
+    {6, "kept models: the weights of each dataset's best trials", kV6},
 };
 
 constexpr const char* kVersionTable = R"sql(

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -131,6 +132,31 @@ struct EpochRecord {
   EpochRow row;
 };
 
+// Kept models (a study's keep_weights): the weights of each dataset's best trials, stored
+// with their result. The store does not read them; to it they are bytes (a safetensors
+// file, model/model.h).
+inline constexpr int64_t kMaxWeightBytes = int64_t{64} << 20;  // one trial's weights
+inline constexpr int kMaxKeptPerDataset = 100;                 // keep_weights.top at most
+
+// What a finish asks the store to keep: the trial's weights, kept when the trial ranks
+// among the `top` best of its study's dataset by its value (higher first when maximize;
+// equal values by trial number), as leaderboards rank (study/leaderboard.h).
+struct KeepWeights {
+  std::shared_ptr<const std::string> bytes;  // not null; at most kMaxWeightBytes
+  int top = 1;                               // 1..kMaxKeptPerDataset
+  bool maximize = true;
+};
+
+// Weights kept for one trial (Store::find_weights, list_weights).
+struct KeptWeights {
+  int64_t trial_id = 0;
+  int64_t study_id = 0;
+  std::string dataset{};
+  int64_t size = 0;  // bytes
+  Time created_at{};
+  std::string bytes{};  // only when asked for
+};
+
 // A finished attempt's report, for Store::finish_trials.
 struct TrialFinish {
   int64_t trial_id = 0;
@@ -140,6 +166,7 @@ struct TrialFinish {
   std::optional<double> value;
   std::string error;
   std::vector<EpochRow> epochs;
+  std::optional<KeepWeights> keep{};  // see KeepWeights; written in the same transaction
 };
 
 // What a worker says about itself when it starts.

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "store/pg_db.h"
+#include "store/sql_value.h"
 #include "store/sqlite_db.h"
 
 namespace layerlab::store {
@@ -404,6 +405,7 @@ std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& fi
       throw invalid_argument(where("finish_trial") + "'" + to_string(f.status) +
                              "' is not a finished status");
     check_attempt("finish_trial", f.attempt);
+    check_keep(f);
     Prepared p;
     p.extras = epoch_extras("finish_trial", f.epochs);
     if (!f.result.is_null()) p.result = to_text(f.result, "finish_trial", "result");
@@ -423,6 +425,8 @@ std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& fi
       for (size_t i = 0; i < finishes.size(); ++i)
         finish_batch(finishes, prepared, {i}, now, applied);
     }
+    for (size_t i = 0; i < finishes.size(); ++i)
+      if (applied[i] && finishes[i].keep) keep_weights(finishes[i], now);
     return applied;
   });
 }
@@ -445,6 +449,103 @@ bool SqlStore<Db>::release_trial(int64_t trial_id, int attempt) {
         "WHERE trial_id = ?1 AND attempt = ?2",
         trial_id, attempt, now);
     return true;
+  });
+}
+
+// ---- kept weights
+
+namespace {
+
+// The PostgreSQL advisory lock of one (study, dataset) board of kept weights: FNV-1a, the
+// same in every build, so workers of different builds take the same lock.
+int64_t board_key(int64_t study_id, const std::string& dataset) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&](unsigned char c) {
+    h ^= c;
+    h *= 1099511628211ull;
+  };
+  for (char c : std::string("layerlab.trial_weights:") + std::to_string(study_id) + ":" + dataset)
+    mix(static_cast<unsigned char>(c));
+  return static_cast<int64_t>(h);
+}
+
+}  // namespace
+
+template <typename Db>
+void SqlStore<Db>::check_keep(const TrialFinish& f) const {
+  if (!f.keep) return;
+  const std::string what = where("finish_trial") + "trial id " + std::to_string(f.trial_id) + ": ";
+  if (!f.keep->bytes) throw invalid_argument(what + "weights to keep are missing");
+  if (static_cast<int64_t>(f.keep->bytes->size()) > kMaxWeightBytes)
+    throw invalid_argument(what + "weights of " + std::to_string(f.keep->bytes->size()) +
+                           " bytes are over the limit of " + std::to_string(kMaxWeightBytes) +
+                           " bytes (64 MiB) a store keeps for one trial");
+  if (f.keep->top < 1 || f.keep->top > kMaxKeptPerDataset)
+    throw invalid_argument(what + "keep top must be in 1.." + std::to_string(kMaxKeptPerDataset) +
+                           ", got " + std::to_string(f.keep->top));
+}
+
+// The weights of a finished trial enter its board (study, dataset) when they rank within
+// the top; the board's weights beyond the top go. Finishes that keep weights on one board
+// take its lock (PostgreSQL: an advisory lock; SQLite's writer holds the database), so
+// two concurrent ones cannot both leave top + 1 rows.
+template <typename Db>
+void SqlStore<Db>::keep_weights(const TrialFinish& f, int64_t now) {
+  const bool ranks = f.status == TrialStatus::kCompleted || f.status == TrialStatus::kEarlyStopped;
+  if (!ranks || !f.value || std::isnan(*f.value)) return;  // as study/leaderboard.h ranks
+  auto t = db_.query("SELECT study_id, dataset, number FROM trials WHERE id = ?1", f.trial_id);
+  if (!t.next()) return;
+  const int64_t study_id = t.i64(0);
+  const std::string dataset = t.text(1);
+  const int64_t number = t.i64(2);
+  db_.lock_exclusive(board_key(study_id, dataset));
+  const KeepWeights& k = *f.keep;
+  const char* better = k.maximize ? " > " : " < ";
+  auto ahead =
+      db_.query(sql("SELECT COUNT(*) FROM trial_weights w JOIN trials t ON t.id = w.trial_id "
+                    "WHERE w.study_id = ?1 AND w.dataset = ?2 AND w.trial_id <> ?5 AND (t.value",
+                    better, "?3 OR (t.value = ?3 AND t.number < ?4))"),
+                study_id, dataset, *f.value, number, f.trial_id);
+  ahead.next();
+  if (ahead.i64(0) >= k.top) return;  // not among the best: nothing to keep
+  db_.exec(
+      "INSERT INTO trial_weights (trial_id, study_id, dataset, bytes, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (trial_id) DO UPDATE SET "
+      "bytes = excluded.bytes, created_at = excluded.created_at",
+      f.trial_id, study_id, dataset, Blob{*k.bytes}, now);
+  db_.exec(sql("DELETE FROM trial_weights WHERE study_id = ?1 AND dataset = ?2 AND trial_id NOT IN "
+               "(SELECT w.trial_id FROM trial_weights w JOIN trials t ON t.id = w.trial_id "
+               "WHERE w.study_id = ?1 AND w.dataset = ?2 ORDER BY t.value",
+               k.maximize ? " DESC" : "", ", t.number LIMIT ?3)"),
+           study_id, dataset, int64_t{k.top});
+}
+
+template <typename Db>
+std::optional<KeptWeights> SqlStore<Db>::find_weights(int64_t trial_id, bool with_bytes) {
+  MutexLock lock(mu_);
+  return read("find_weights", [&]() REQUIRES(mu_) -> std::optional<KeptWeights> {
+    auto q = db_.query(sql("SELECT trial_id, study_id, dataset, length(bytes), created_at",
+                           with_bytes ? ", bytes" : "", " FROM trial_weights WHERE trial_id = ?1"),
+                       trial_id);
+    if (!q.next()) return std::nullopt;
+    KeptWeights w{q.i64(0), q.i64(1), q.text(2), q.i64(3), at(q.i64(4)), {}};
+    if (with_bytes) w.bytes = q.blob(5);
+    return w;
+  });
+}
+
+template <typename Db>
+std::vector<KeptWeights> SqlStore<Db>::list_weights(int64_t study_id) {
+  MutexLock lock(mu_);
+  return read("list_weights", [&]() REQUIRES(mu_) {
+    require_study("list_weights", study_id);
+    std::vector<KeptWeights> out;
+    auto q = db_.query(sql("SELECT trial_id, study_id, dataset, length(bytes), created_at "
+                           "FROM trial_weights WHERE study_id = ?1 ORDER BY dataset",
+                           dialect_.bytewise, ", trial_id"),
+                       study_id);
+    while (q.next()) out.push_back({q.i64(0), q.i64(1), q.text(2), q.i64(3), at(q.i64(4)), {}});
+    return out;
   });
 }
 

@@ -77,6 +77,8 @@ class SqlStore : public Store {
                     const std::vector<EpochRow>& epochs) override;
   std::vector<bool> finish_trials(const std::vector<TrialFinish>& finishes) override;
   bool release_trial(int64_t trial_id, int attempt) override;
+  std::optional<KeptWeights> find_weights(int64_t trial_id, bool with_bytes) override;
+  std::vector<KeptWeights> list_weights(int64_t study_id) override;
 
   // ---- broker deliveries
   std::optional<Claim> start_trial(int64_t trial_id, const std::string& worker_id,
@@ -210,7 +212,9 @@ class SqlStore : public Store {
   void check(const char* call, const ClaimOptions& o) const;
   void check_attempt(const char* call, int attempt) const;
   void require_study(const char* call, int64_t id) REQUIRES(mu_);  // inside a transaction
-  bool lock_trial(int64_t trial_id) REQUIRES(mu_);                 // inside a write transaction
+  void check_keep(const TrialFinish& f) const;
+  void keep_weights(const TrialFinish& f, int64_t now) REQUIRES(mu_);  // inside a write
+  bool lock_trial(int64_t trial_id) REQUIRES(mu_);                     // inside a write transaction
   template <typename Cursor>
   StudyRecord read_study(const Cursor& q) const;
   template <typename Cursor>

@@ -4,10 +4,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace layerlab::store {
 
 using SqlValue = std::variant<std::monostate, int64_t, std::string>;  // monostate: NULL
+
+// Bytes bound as a BLOB (SQLite) or BYTEA (PostgreSQL), not as text: a kept model's weights.
+// The view must outlive the statement's run.
+struct Blob {
+  std::string_view bytes;
+};
 
 }  // namespace layerlab::store

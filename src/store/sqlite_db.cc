@@ -73,6 +73,14 @@ void Query::bind(int i, std::string_view v) {
   if (rc != SQLITE_OK) db_->fail(rc, "bind");
 }
 
+void Query::bind(int i, Blob v) {
+  // A zero-length blob is still a blob (sqlite3_bind_blob64 with a null pointer is NULL).
+  static const char kEmpty = 0;
+  int rc = sqlite3_bind_blob64(stmt_, i, v.bytes.empty() ? &kEmpty : v.bytes.data(), v.bytes.size(),
+                               SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) db_->fail(rc, "bind");
+}
+
 void Query::bind(int i, std::nullopt_t) {
   if (int rc = sqlite3_bind_null(stmt_, i); rc != SQLITE_OK) db_->fail(rc, "bind");
 }
@@ -115,6 +123,12 @@ std::string Query::text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (!p) return {};
   return {reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+}
+
+std::string Query::blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  if (!p) return {};
+  return {static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
 // ---- Db

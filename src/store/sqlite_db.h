@@ -57,6 +57,7 @@ class Query {
   void bind(int i, const std::string& v) { bind(i, std::string_view(v)); }
   void bind(int i, const char* v) { bind(i, std::string_view(v)); }
   void bind(int i, std::nullopt_t);
+  void bind(int i, Blob v);
   template <typename T>
   void bind(int i, const std::optional<T>& v) {
     if (v) {
@@ -76,6 +77,7 @@ class Query {
   std::optional<double> opt_f64(int col) const;
   std::optional<int64_t> opt_i64(int col) const;
   std::string text(int col) const;  // NULL -> ""
+  std::string blob(int col) const;  // NULL -> ""
 
  private:
   sqlite3_stmt* stmt_;

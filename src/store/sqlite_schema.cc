@@ -99,12 +99,27 @@ ALTER TABLE workers ADD COLUMN memory_bytes INTEGER NOT NULL DEFAULT 0;
 // SQLite's writers hold the file's write lock anyway, and number them as before.
 constexpr const char* kV5 = "SELECT 1";
 
+// Kept models: the weights (a safetensors file, at most 64 MiB) of each dataset's best
+// trials of a study with keep_weights, written in the transaction that commits the trial's
+// result, and deleted in the one that pushes the trial out of its dataset's top.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE trial_weights (
+  trial_id    INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+  study_id    INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  dataset     TEXT NOT NULL,
+  bytes       BLOB NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX trial_weights_by_board ON trial_weights (study_id, dataset);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
     {3, "trial change log, for followers", kV3},
     {4, "worker pack size and memory in use", kV4},
     {5, "change log without a store-wide write lock", kV5},
+    {6, "kept models: the weights of each dataset's best trials", kV6},
 };
 
 constexpr const char* kVersionTable = R"sql(

@@ -125,7 +125,13 @@ class Store {
   // returns false (a late duplicate). kInvalidArgument for queued/running as the status,
   // kNotFound for an unknown trial.
   // `epochs` (the attempt's epoch records not yet appended) are written in the same
-  // transaction, so a result and its curve commit together.
+  // transaction, so a result and its curve commit together; so are kept weights (see
+  // TrialFinish::keep): when the finish applies, its status ranks (completed,
+  // early_stopped), its value is a number and it is among the keep.top best of its study's
+  // dataset, the weights are stored and those of the trial that fell out of that top are
+  // deleted, in the same transaction (a crash keeps both or neither). kInvalidArgument,
+  // before anything is written, for weights over kMaxWeightBytes or a top outside
+  // 1..kMaxKeptPerDataset.
   virtual bool finish_trial(int64_t trial_id, int attempt, TrialStatus status,
                             const nlohmann::json& result, std::optional<double> value,
                             const std::string& error, const std::vector<EpochRow>& epochs = {}) = 0;
@@ -136,6 +142,13 @@ class Store {
   // study was cancelled) without counting against the retry limit; outcome "released".
   // false when the attempt is no longer current.
   virtual bool release_trial(int64_t trial_id, int attempt) = 0;
+
+  // ---- kept weights
+  // The weights kept for a trial (with their bytes when with_bytes), or nullopt when none
+  // are (never kept, fell out of the top, or no such trial).
+  virtual std::optional<KeptWeights> find_weights(int64_t trial_id, bool with_bytes = true) = 0;
+  // Every trial of the study with kept weights, without their bytes, by dataset then trial id.
+  virtual std::vector<KeptWeights> list_weights(int64_t study_id) = 0;
 
   // ---- broker deliveries (the AMQP queue: the broker, not a lease, decides who runs what)
   // Starts an attempt of a trial the broker handed to worker_id. A queued trial becomes

@@ -23,6 +23,7 @@
 #include "common/text_safety.h"
 #include "data/dataset.h"
 #include "nn/params.h"
+#include "store/records.h"
 #include "study/pruner.h"
 #include "study/sampler.h"
 
@@ -34,8 +35,8 @@ using nlohmann::json;
 constexpr double kMaxDomainPoints = 1e12;  // int_uniform, q_uniform (counts fit int64 easily)
 
 const std::vector<std::string> kTopKeys = {
-    "name",  "datasets",   "validation",      "metric",          "method",        "budget",
-    "seeds", "parameters", "parameter_order", "early_terminate", "early_stopping"};
+    "name",  "datasets",   "validation",      "metric",          "method",         "budget",
+    "seeds", "parameters", "parameter_order", "early_terminate", "early_stopping", "keep_weights"};
 const std::vector<std::string> kMetrics = {"val_accuracy", "val_loss", "val_rmse", "train_loss"};
 const std::vector<std::string> kDistributions = {"uniform",   "log_uniform",   "int_uniform",
                                                  "q_uniform", "q_log_uniform", "categorical"};
@@ -451,6 +452,17 @@ StudySpec Parser::study(const Item& top) {
     const Item* p = find(sf, "patience");
     if (!p) fail(*stopping, "expected patience: N (epochs without improvement; 0 = off)");
     s.patience = static_cast<int>(integer(*p, 0, "a non-negative integer"));
+  }
+  if (const Item* kw = find(f, "keep_weights")) {
+    const Fields kf = settings(*kw, {"top"});
+    const Item* t = find(kf, "top");
+    if (!t)
+      fail(*kw, "expected top: K (how many of each dataset's best trials keep their weights)");
+    const int64_t keep = integer(*t, 1, "a positive integer");
+    if (keep > store::kMaxKeptPerDataset)
+      expected(*t, "at most " + std::to_string(store::kMaxKeptPerDataset) +
+                       " (kept models per dataset)");
+    s.keep_top = static_cast<int>(keep);
   }
   if (const Item* et = find(f, "early_terminate")) {
     const Fields ef = settings(*et, {"type", "min_epochs", "eta", "warmup_epochs"});
@@ -1002,6 +1014,7 @@ json StudySpec::to_json() const {
   if (budget_trials > 0) budget["trials"] = budget_trials;
   if (budget_hours > 0) budget["hours"] = budget_hours;
   if (!budget.empty()) j["budget"] = budget;
+  if (keep_top > 0) j["keep_weights"] = {{"top", keep_top}};
   if (early_terminate.type == "asha")
     j["early_terminate"] = {
         {"type", "asha"}, {"min_epochs", early_terminate.min_epochs}, {"eta", early_terminate.eta}};

@@ -26,6 +26,9 @@
 //                                               order is lost (canonical JSON carries it)
 //   early_terminate: {type: asha, min_epochs: 1, eta: 3} | {type: median, warmup_epochs: 0}
 //   early_stopping: {patience: 5}               becomes every trial's patience (0 = off)
+//   keep_weights: {top: 5}                      keep the weights of each dataset's 5 best
+//                                               trials in the store (1..100; see
+//                                               store::KeepWeights)
 //
 // Trials, and what the budget counts: a configuration is one value per parameter; each is
 // trained once per dataset and once per seed. budget.trials counts trials in total (not
@@ -67,6 +70,7 @@ struct StudySpec {
     int warmup_epochs = 0;
   } early_terminate;
   int patience = 0;    // early_stopping.patience
+  int keep_top = 0;    // keep_weights.top; 0 = keep no weights
   std::string source;  // the original study file text, stored with the study
 
   // The canonical form, stored in the store: the study-file schema with every default

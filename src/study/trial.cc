@@ -131,7 +131,11 @@ PreparedData prepare_data(const TrialSpec& spec) {
   out.task.classes = all.task == data::Task::kClassification ? all.classes : 0;
   out.task.targets = all.targets;
   out.split = data::split(all, spec.validation_fraction, spec.split_seed, spec.stratify);
-  data::standardize(out.split);
+  // As data::standardize, keeping the scaler: a kept model needs it, and fitting it again
+  // would mean loading the dataset again for every trial.
+  out.scaler = data::fit_scaler(out.split.train);
+  data::apply_scaler(out.scaler, out.split.train);
+  data::apply_scaler(out.scaler, out.split.validation);
   return out;
 }
 
@@ -147,7 +151,8 @@ std::string pack_key(const TrialSpec& spec) {
 }
 
 std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
-                                     backend::Backend& b, const nn::EpochCallback& on_epoch) {
+                                     backend::Backend& b, const nn::EpochCallback& on_epoch,
+                                     bool keep_parameters) {
   std::vector<nn::Params> members;
   for (const TrialSpec& s : specs) {
     s.params.validate();
@@ -157,6 +162,7 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
   }
   nn::TrainOptions options;
   options.on_epoch = on_epoch;
+  options.keep_parameters = keep_parameters;
   std::vector<nn::TrainResult> results =
       nn::train_pack(b, members, data.task, data.train(), data.validation(), options);
   const nlohmann::json where = provenance(b);

@@ -49,6 +49,9 @@ struct TrialOutcome {
 struct PreparedData {
   data::Split split;
   nn::Task task;
+  // The standardisation fitted on split.train and applied to both parts (what a saved or
+  // kept model needs); empty when the data was prepared another way.
+  data::Scaler scaler;
   nn::Examples train() const;
   nn::Examples validation() const;
 };
@@ -61,9 +64,11 @@ std::string pack_key(const TrialSpec& spec);
 
 // Trains specs (equal pack_key) as one pack on `data` (prepared for any of them);
 // on_epoch's member is the index in specs. Each outcome equals run_trial's for that spec
-// within float tolerance.
+// within float tolerance. keep_parameters: each outcome's result holds its final weights
+// (for trained_model, a study's keep_weights).
 std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
-                                     backend::Backend& b, const nn::EpochCallback& on_epoch = {});
+                                     backend::Backend& b, const nn::EpochCallback& on_epoch = {},
+                                     bool keep_parameters = false);
 
 inline TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
                               const nn::EpochCallback& on_epoch = {}) {

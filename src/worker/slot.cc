@@ -13,6 +13,7 @@
 #include "queue/trial_queue.h"
 #include "study/pruner.h"
 #include "study/spec.h"
+#include "study/trained_model.h"
 #include "study/trial.h"
 #include "study/trial_report.h"
 #include "worker/backoff.h"
@@ -293,9 +294,12 @@ class Slot::Loop {
       heartbeat_->set_memory(backend_.memory_in_use());
       return after_epoch(members[static_cast<size_t>(i)], r, interrupted);
     };
+    // A study with keep_weights needs its trials' final weights (copied off the device).
+    const bool keep = std::any_of(members.begin(), members.end(),
+                                  [](const Member& m) { return m.study->spec.keep_top > 0; });
     std::vector<study::TrialOutcome> outcomes;
     try {
-      outcomes = study::run_trials(specs, prepared(specs[0]), backend_, on_epoch);
+      outcomes = study::run_trials(specs, prepared(specs[0]), backend_, on_epoch, keep);
     } catch (const Error& e) {
       if (retryable(e)) throw;  // the store or broker away for too long: the worker stops
       for (const Member& m : members) fail(m.delivery, e.what());
@@ -323,12 +327,18 @@ class Slot::Loop {
       }
       faults_.at(CrashPoint::kAfterTraining, d.number);
       const study::TrialReport r = study::make_report(outcomes[i], m.study->spec.metric, id_);
-      // The result and the rest of its curve commit in one transaction, a pack's members
-      // together (below). A retried trial's result is committed at once: if it is the one
-      // killing workers, nothing else waits in memory with it.
+      // The result, the rest of its curve and its weights to keep commit in one
+      // transaction, a pack's members together (below). A retried trial's result is
+      // committed at once: if it is the one killing workers, nothing else waits in memory
+      // with it.
       const bool batch = d.attempt == 1 && (per_trial < kShortTrial || members.size() > 1);
-      report(d, {d.trial_id, d.attempt, r.status, r.result, r.value, r.error, std::move(m.pending)},
-             batch);
+      store::TrialFinish f{d.trial_id, d.attempt,           r.status, r.result, r.value,
+                           r.error,    std::move(m.pending)};
+      study::ModelToKeep k =
+          study::model_to_keep(outcomes[i], prepared(specs[0]), m.study->spec, r, d.number);
+      f.keep = std::move(k.keep);
+      if (!k.skipped.empty()) f.result["weights_not_kept"] = storable_reason(k.skipped);
+      report(d, std::move(f), batch);
     }
     if (members.size() > 1) commit_results();
   }

@@ -143,6 +143,75 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
+// The trial view's model download (keep_weights): a study keeps its 2 best trials; the
+// button of a kept trial gives a file that the independent numpy reader
+// (tests/integration/model/read_safetensors.py) parses and whose forward pass matches
+// `layerlab predict --store --trial` on it, and `predict --model` on the file says the same;
+// a trial without a kept model has no button, and its /model is a 404 that says why
+// (model_page.mjs).
+TEST(Browser, TrialViewDownloadsTheKeptModel) {
+  if (std::system("test -x /usr/bin/chromium") != 0)
+    GTEST_SKIP() << "Debian's chromium is not installed (scripts/install-deps.sh test)";
+  const auto dir = fresh_dir("browser-model");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  std::ofstream(dir / "study.yaml") << R"(name: kept
+datasets: [wine]
+seeds: [0, 1]
+keep_weights: {top: 2}
+parameters:
+  hidden_layers: {values: [1, 2]}
+  units: {value: 16}
+  epochs: {value: 6}
+)";
+  const auto ran =
+      run_layerlab("run " + (dir / "study.yaml").string() + " --store " + url + " --workers 2");
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  int64_t study = 0, kept = 0, other = 0;
+  {
+    auto st = store::open_store(url);
+    study = st->find_study("kept")->id;
+    const auto weights = st->list_weights(study);
+    ASSERT_EQ(weights.size(), 2u);
+    kept = weights[0].trial_id;
+    for (const auto& t : st->list_trials(study, {}))
+      if (!st->find_weights(t.id, false)) other = t.id;
+    ASSERT_NE(other, 0);
+  }
+  ServerProcess server(url, dir / "serve");
+  const auto out = std::filesystem::path(LAYERLAB_BINARY_DIR) / "browser-output" / "model";
+  std::filesystem::create_directories(out);
+  const json result = run_page_check(
+      "model_page.mjs",
+      "--base " + server.base() + " --study " + std::to_string(study) + " --trial " +
+          std::to_string(kept) + " --other " + std::to_string(other) + " --out " + out.string(),
+      dir);
+  ASSERT_FALSE(result.is_null());
+  ASSERT_TRUE(result["ok"].get<bool>()) << result;
+  EXPECT_EQ(result["checks"]["button"]["text"], "Download model");
+  const std::string file = result["file"];
+  const std::string wine = std::string(LAYERLAB_SOURCE_DIR) + "/data/builtin/wine.csv";
+  const auto from_store =
+      run_layerlab("predict --store " + url + " --trial " + std::to_string(kept) + " --data " +
+                   wine + " --probabilities");
+  ASSERT_EQ(from_store.exit_code, 0) << from_store.err;
+  const auto from_file =
+      run_layerlab("predict --model " + file + " --data " + wine + " --probabilities");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(from_file.out, from_store.out);
+  const auto predictions = dir / "predictions.csv";
+  std::ofstream(predictions) << from_store.out;
+  const std::string reader = std::string("/usr/bin/python3 ") + LAYERLAB_SOURCE_DIR +
+                             "/tests/integration/model/read_safetensors.py " + file + " " + wine +
+                             " " + predictions.string() + " --probabilities >" +
+                             (dir / "reader.out").string() + " 2>&1";
+  const int status = std::system(reader.c_str());
+  const std::string said = read_file(dir / "reader.out");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << said;
+  EXPECT_NE(said.find("\nOK "), std::string::npos) << said;
+  EXPECT_NE(said.find("\"kept\": \"true\""), std::string::npos) << said;
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
 // The study page ranks within each dataset: a finished study over iris and wine (small
 // validation sets: ties at the best value are common), served without workers; the page's
 // leaderboard must show a board per dataset equal to the API's (leaderboard_page.mjs).

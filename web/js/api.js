@@ -95,6 +95,7 @@ export const endpoints = {
   leaderboard: (id, params) => `${API}/studies/${encodeURIComponent(id)}/leaderboard${query(params)}`,
   pareto: (id, params) => `${API}/studies/${encodeURIComponent(id)}/pareto${query(params)}`,
   trial: (id, params) => `${API}/trials/${encodeURIComponent(id)}${query(params)}`,
+  trialModel: (id) => `${API}/trials/${encodeURIComponent(id)}/model`,
   workers: (params) => `${API}/workers${query(params)}`,
   throughput: (params) => `${API}/throughput${query(params)}`,
   queue: () => `${API}/queue`,

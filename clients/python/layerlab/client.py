@@ -55,7 +55,8 @@ class Client:
         return f"layerlab.Client({self.url!r})"  # never the token
 
     # -- HTTP ------------------------------------------------------------------------
-    def _request(self, method, path, query=None, body=None, content_type=None, raw=False):
+    def _request(self, method, path, query=None, body=None, content_type=None, raw=False,
+                 binary=False):
         target = self.url + path
         if query:
             query = {k: v for k, v in query.items() if v is not None}
@@ -71,6 +72,8 @@ class Client:
         req = urllib.request.Request(target, data=data, headers=headers, method=method)
         try:
             with self._opener.open(req, timeout=self.timeout) as resp:
+                if binary:
+                    return self._read_bytes(resp)
                 status, text = resp.status, self._read(resp)
         except urllib.error.HTTPError as e:
             try:
@@ -95,12 +98,16 @@ class Client:
                                 f"{method} {path}: the answer is not JSON") from None
 
     @staticmethod
-    def _read(resp):
+    def _read_bytes(resp):
         data = resp.read(MAX_RESPONSE_BYTES + 1)
         if len(data) > MAX_RESPONSE_BYTES:
             raise LayerlabError(getattr(resp, "status", None), "bad_response",
                                 f"the answer is over {MAX_RESPONSE_BYTES} bytes")
-        return data.decode("utf-8", errors="replace")
+        return data
+
+    @staticmethod
+    def _read(resp):
+        return Client._read_bytes(resp).decode("utf-8", errors="replace")
 
     @staticmethod
     def _error(status, text):
@@ -214,8 +221,12 @@ class Client:
                                     f"({s['finished']}/{s['total']}) after {timeout} s")
             time.sleep(poll)
 
-    def download_model(self, *args, **kwargs):
-        """Not available: the server does not keep trained models yet (kept models have
-        not landed). Use `layerlab best STUDY --save model.safetensors`."""
-        raise NotImplementedError("the server keeps no models yet; use "
-                                  "`layerlab best STUDY --save FILE` on the command line")
+    def download_model(self, trial_id, path=None):
+        """GET /api/v1/trials/{id}/model: the model kept for a trial of a study with
+        keep_weights, as safetensors bytes (written to `path` too when given). A trial
+        without a kept model raises LayerlabError 404 `not_found` saying why."""
+        data = self._request("GET", f"/api/v1/trials/{int(trial_id)}/model", binary=True)
+        if path is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        return data

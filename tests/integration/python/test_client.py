@@ -4,10 +4,12 @@ and one local worker: every call, the error paths (401, 404, 400 with the study 
 as the API. Run by ctest with Debian's /usr/bin/python3 (python3-pandas)."""
 
 import http.server
+import json
 import pathlib
 import shutil
 import socket
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -188,9 +190,26 @@ class ClientTest(unittest.TestCase):
                           timeout=0)
         self.assertEqual((e.exception.status, e.exception.code), (None, "timeout"))
 
-    def test_download_model_is_not_available(self):
-        with self.assertRaises(NotImplementedError):
-            self.lab.download_model("tiny", 1)
+    def test_download_model_of_a_trial_without_one_says_why(self):
+        trial = self.lab.trial_records("tiny")[0]["id"]
+        with self.assertRaises(layerlab.LayerlabError) as e:
+            self.lab.download_model(trial)
+        self.assertEqual((e.exception.status, e.exception.code), (404, "not_found"))
+        self.assertIn("no model kept for trial", e.exception.message)
+
+    def test_download_model_of_a_kept_trial(self):
+        self.lab.submit(TINY_STUDY.format(name="kept-client") + "keep_weights: {top: 1}\n")
+        self.lab.wait("kept-client", timeout=120)
+        best = [t for t in self.lab.trial_records("kept-client") if t["status"] == "completed"]
+        best.sort(key=lambda t: (-t["value"], t["number"]))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "kept.safetensors"
+            data = self.lab.download_model(best[0]["id"], path)
+            self.assertEqual(path.read_bytes(), data)
+        (n,) = struct.unpack("<Q", data[:8])
+        header = json.loads(data[8:8 + n])
+        self.assertEqual(header["__metadata__"]["kept"], "true")
+        self.assertEqual(header["__metadata__"]["trial"], str(best[0]["number"]))
 
 
 class StoreReaderTest(unittest.TestCase):

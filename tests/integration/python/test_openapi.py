@@ -61,6 +61,14 @@ class OpenApiResponsesTest(unittest.TestCase):
         assert status == 201, body
         cls.study_id = json.loads(body)["id"]
         cls.wait_finished("tiny")
+        # A study that keeps its best trial's model (keep_weights), for /trials/{id}/model.
+        status, _, body = call("POST", "/api/v1/studies",
+                               TINY_STUDY.format(name="kept") + "keep_weights: {top: 1}\n",
+                               {"Content-Type": "application/yaml"})
+        assert status == 201, body
+        cls.wait_finished("kept")
+        status, _, body = call("GET", "/api/v1/studies/kept/leaderboard?limit=1")
+        cls.kept_trial_id = json.loads(body)["datasets"][0]["trials"][0]["id"]
         # A second study to cancel; it stays cancelled, so a second cancel is a 409.
         status, _, body = call("POST", "/api/v1/studies", json.dumps(
             {"name": "cancelled", "datasets": ["iris"], "parameters": {"units": {"value": 8}},
@@ -124,7 +132,12 @@ class OpenApiResponsesTest(unittest.TestCase):
         media = ctype.split(";")[0].strip()
         self.assertIn(media, content, f"{where}: Content-Type {ctype} is not documented")
         schema = content[media]["schema"]
-        value = json.loads(raw) if media == "application/json" else raw.decode()
+        if media == "application/json":
+            value = json.loads(raw)
+        elif media == "application/octet-stream":
+            value = raw.decode("latin-1")  # bytes, as a string schema sees them
+        else:
+            value = raw.decode()
         errors = sorted(validator(schema).iter_errors(value), key=lambda e: list(e.path))
         self.assertEqual([], [f"{list(e.path)}: {e.message}" for e in errors][:5], where)
         type(self).covered.add((template, method.lower(), str(status)))
@@ -139,7 +152,7 @@ class OpenApiResponsesTest(unittest.TestCase):
         c = self.check
         # Studies.
         studies = c("/api/v1/studies", "GET", "/api/v1/studies", 200)
-        self.assertEqual({x["name"] for x in studies["studies"]}, {"tiny", "cancelled"})
+        self.assertEqual({x["name"] for x in studies["studies"]}, {"tiny", "kept", "cancelled"})
         c("/api/v1/studies", "POST", "/api/v1/studies", 201, TINY_STUDY.format(name="second"),
           yaml)
         c("/api/v1/studies", "POST", "/api/v1/studies", 400,
@@ -201,6 +214,13 @@ class OpenApiResponsesTest(unittest.TestCase):
         c(t, "GET", f"/api/v1/trials/{tid}?attempt=0", 200)
         c(t, "GET", f"/api/v1/trials/{tid}?attempt=-1", 400)
         c(t, "GET", "/api/v1/trials/99999", 404)
+        self.assertFalse(trial["model_kept"])  # tiny keeps no weights
+        model = t + "/model"
+        kept = c(model, "GET", f"/api/v1/trials/{self.kept_trial_id}/model", 200)
+        self.assertEqual(kept[8:9], "{")  # a safetensors header follows its length
+        self.assertTrue(c(t, "GET", f"/api/v1/trials/{self.kept_trial_id}", 200)["model_kept"])
+        c(model, "GET", f"/api/v1/trials/{tid}/model", 404)
+        c(model, "GET", "/api/v1/trials/99999/model", 404)
         # Operations.
         workers = c("/api/v1/workers", "GET", "/api/v1/workers", 200)
         self.assertGreaterEqual(sum(w["done"] for w in workers["workers"]), 4)  # tiny, and

@@ -92,6 +92,35 @@ TEST_P(SchemaTest, MigratesAnEmptyDatabaseAndReopensWithoutChanges) {
   EXPECT_EQ(rows("SELECT version FROM schema_version ORDER BY version"), versions);
 }
 
+// A store an older layerlab left at version 5 (before kept weights) opens, migrates, keeps
+// what it had and keeps weights from then on.
+TEST_P(SchemaTest, AVersion5StoreMigratesToKeptWeights) {
+  const SchemaDialect& d = GetParam() == Backend::kSqlite ? sqlite::schema() : pg::schema();
+  run(d.version_table);
+  for (const Migration& m : d.steps) {
+    if (m.version > 5) break;
+    run(m.sql);
+    run(("INSERT INTO schema_version (version, description, applied_at) VALUES (" +
+         std::to_string(m.version) + ", 'old', 0)")
+            .c_str());
+  }
+  run("INSERT INTO studies (name, spec, status, created_at) VALUES ('old', '{}', 'running', 0)");
+  auto store = open_store(url_);
+  EXPECT_EQ(rows("SELECT MAX(version) FROM schema_version"),
+            std::vector<int64_t>{newest_version()});
+  const std::optional<StudyRecord> old = store->find_study("old");
+  ASSERT_TRUE(old);
+  store->add_trials(old->id, {{0, "iris", {}}});
+  ClaimOptions o;
+  o.study_id = old->id;
+  const std::optional<Claim> c = store->claim_next("w", o);
+  ASSERT_TRUE(c);
+  TrialFinish f{c->trial_id, c->attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}};
+  f.keep = KeepWeights{std::make_shared<const std::string>("weights"), 1, true};
+  EXPECT_TRUE(store->finish_trials({f})[0]);
+  EXPECT_EQ(store->find_weights(c->trial_id)->bytes, "weights");
+}
+
 TEST_P(SchemaTest, ProcessesOpeningAtOnceMigrateOnce) {
   std::vector<std::thread> threads;
   std::atomic<int> errors{0};

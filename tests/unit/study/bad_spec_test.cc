@@ -103,6 +103,20 @@ const BadFile kBadFiles[] = {
      "eta (%:3:31)"},
     {"bad_patience_twice.yaml",
      "parameters.patience: also set by early_stopping.patience; give it in one place (%:5:3)"},
+    // keep_weights (kept models): a positive integer up to store::kMaxKeptPerDataset.
+    {"bad_keep_weights_negative.yaml",
+     "keep_weights.top: expected a positive integer, got -2 (%:3:21)"},
+    {"bad_keep_weights_fraction.yaml",
+     "keep_weights.top: expected a positive integer, got 2.5 (%:3:21)"},
+    {"bad_keep_weights_text.yaml",
+     "keep_weights.top: expected a positive integer, got \"all\" (%:3:21)"},
+    {"bad_keep_weights_huge.yaml",
+     "keep_weights.top: expected at most 100 (kept models per dataset), got 1000000000 (%:3:21)"},
+    {"bad_keep_weights_key.yaml", "keep_weights.tpo: unknown key (did you mean 'top'?)"},
+    {"bad_keep_weights_scalar.yaml", "keep_weights: expected a mapping of top, got 5 (%:3:15)"},
+    {"bad_keep_weights_empty.yaml",
+     "keep_weights: expected top: K (how many of each dataset's best trials keep their weights) "
+     "(%:3:15)"},
     // Hostile input (issue 13): each refused at its place, before anything is built or stored.
     {"bad_alias_recursive.yaml",
      "invalid YAML: an alias refers to a node that contains it (a recursive alias); a study file "

@@ -1,6 +1,8 @@
 // The details of one trial (GET /api/v1/trials/{id}): status, value, metrics, parameters
-// (the searched ones first) and attempts.
+// (the searched ones first) and attempts; a download of its model when the study kept it
+// (keep_weights: GET /api/v1/trials/{id}/model).
 
+import { endpoints } from '../api.js';
 import { h } from '../dom.js';
 import { fmtParam, fmtSeconds, fmtTime, fmtValue, isNum } from '../format.js';
 import { statusBadge } from './progress.js';
@@ -20,7 +22,13 @@ export function trialDetails(t, { parameters = [], metric } = {}) {
     h('div', { class: 'details-head' },
       h('h3', null, `Trial #${t.number}`),
       statusBadge(t.status),
-      h('span', { class: 'muted small' }, `id ${t.id}${t.dataset ? ` \u00b7 ${t.dataset}` : ''}`)),
+      h('span', { class: 'muted small' }, `id ${t.id}${t.dataset ? ` \u00b7 ${t.dataset}` : ''}`),
+      t.model_kept ? h('a', {
+        class: 'btn btn-small download-model',
+        href: endpoints.trialModel(t.id),
+        download: `trial-${t.number}.safetensors`,
+        title: 'The weights kept in the store (keep_weights), as safetensors',
+      }, 'Download model') : null),
     t.error ? h('div', { class: 'error-box' }, t.error) : null,
     h('div', { class: 'details-grid' },
       h('div', null,
