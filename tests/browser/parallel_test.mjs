@@ -5,8 +5,9 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  BUCKETS, VIRIDIS, axisFromDimension, axisPos, axisValue, axisXs, brushMask, bucketColour, bucketOrder, colourBucket,
-  lineAlpha, logTicks, makeBrush, niceTicks, parallelModel, powerLabel, scaleColour, thinTicks,
+  BUCKETS, GREY_INDEX, VIRIDIS, axisFromDimension, axisPos, axisValue, axisXs, brushMask, bucketColour, bucketOrder,
+  colourBucket, composeRaster, logTicks, makeBrush, niceTicks, parallelModel, powerLabel, rasterBuffers, rasterLines,
+  rasterSegment, scaleColour, thinTicks,
 } from '../../web/js/parallel.js';
 import { dimension, parcoordsFigure } from '../../web/js/plots.js';
 
@@ -169,12 +170,82 @@ test('missing values fail every brush on their axis', () => {
   assert.equal(brushMask(m, { 'params.x': { lo: -10, hi: 10 } }), 2);
 });
 
-test('layout helpers: axis positions, tick thinning, line opacity', () => {
+test('layout helpers: axis positions, tick thinning', () => {
   assert.deepEqual(axisXs(3, 0, 100), [0, 50, 100]);
   assert.deepEqual(axisXs(1, 0, 100), [50]);
   const ticks = [0, 1, 2, 3, 4, 5].map((v) => ({ v, text: String(v) }));
   assert.equal(thinTicks(ticks, (v) => v * 20).length, 6);
   assert.deepEqual(thinTicks(ticks, (v) => 100 - v * 10).map((t) => t.v), [0, 2, 4]);
-  assert.ok(lineAlpha(50000) < lineAlpha(1000) && lineAlpha(1000) <= lineAlpha(10));
-  assert.ok(lineAlpha(50000) >= 0.1 && lineAlpha(1) <= 0.8);
+});
+
+const at = (buf, x, y) => ({ c: buf.pix[y * buf.w + x] >> 8, cov: buf.pix[y * buf.w + x] & 255 });
+
+test('raster: a horizontal line on pixel centres covers one row fully, end to end', () => {
+  const buf = rasterBuffers(10, 6);
+  rasterSegment(buf, 0, 2.5, 10, 2.5, 7);
+  for (let x = 0; x < 10; x += 1) {
+    assert.deepEqual(at(buf, x, 2), { c: 7, cov: 255 });
+    assert.equal(at(buf, x, 3).cov, 0);
+    assert.equal(at(buf, x, 1).c, 0);
+  }
+  // between two rows: both nearly solid (twice Wu's half, capped)
+  const half = rasterBuffers(4, 6);
+  rasterSegment(half, 0, 3, 4, 3, 1);
+  assert.ok(at(half, 1, 2).cov >= 250 && at(half, 1, 3).cov >= 250);
+  // a quarter of the way: the nearer row solid, the other half
+  const quarter = rasterBuffers(4, 6);
+  rasterSegment(quarter, 0, 2.75, 4, 2.75, 1);
+  assert.equal(at(quarter, 1, 2).cov, 255);
+  assert.equal(at(quarter, 1, 3).cov, 128);
+});
+
+test('raster: steep and reversed segments cover one pixel per row; out of the image is clipped', () => {
+  const buf = rasterBuffers(6, 10);
+  rasterSegment(buf, 3.5, 9.5, 3.5, 0.5, 2); // bottom to top, vertical
+  for (let y = 0; y < 10; y += 1) assert.deepEqual(at(buf, 3, y), { c: 2, cov: 255 });
+  const clip = rasterBuffers(6, 6);
+  rasterSegment(clip, -20, -20, 30, 30, 1); // the diagonal, from and to outside
+  let lit = 0;
+  for (let p = 0; p < clip.pix.length; p += 1) if (clip.pix[p] & 255) lit += 1;
+  assert.ok(lit >= 6 && lit <= 12, `${lit} pixels lit`);
+  assert.equal(at(clip, 2, 2).cov, 255);
+});
+
+test('raster: best bucket drawn last, brushed-out lines grey under them, missing values lift the pen', () => {
+  // row 0 (the best) rises from the bottom of x to the top of the value, row 1 falls: they
+  // cross in the middle; row 2 has no x
+  const cols = { columns: { value: [0.9, 0.1, 0.5], 'params.x': [0, 1, null] } };
+  const m = parallelModel(cols, ['x'], {});
+  assert.equal(m.axes.length, 2);
+  const pos = m.axes.map((a) => Float32Array.from(a.values, (v) => axisPos(a, v)));
+  const buf = rasterBuffers(20, 12);
+  const frame = { xs: [0, 20], pos, top: 1.5, bottom: 10.5, groups: bucketOrder(m.bucket) };
+  assert.equal(rasterLines(buf, frame), 2); // the row without x has no segment
+  const best = m.bucket[0] + 1;
+  const worst = m.bucket[1] + 1;
+  assert.equal(best, BUCKETS);
+  assert.equal(at(buf, 0, 10).c, best);
+  assert.equal(at(buf, 0, 1).c, worst);
+  assert.equal(at(buf, 19, 1).c, best);
+  // where they cross, the best line is on top
+  const mid = [5, 6].map((y) => at(buf, 10, y)).filter((p) => p.cov >= 128);
+  assert.ok(mid.length > 0 && mid.every((p) => p.c === best), JSON.stringify(mid));
+  // a brush that takes row 0 only: row 1 turns grey
+  assert.equal(rasterLines(buf, { ...frame, mask: new Uint8Array([1, 0, 1]) }), 2);
+  assert.equal(at(buf, 0, 1).c, GREY_INDEX);
+  assert.equal(at(buf, 0, 10).c, best);
+  assert.ok([5, 6].map((y) => at(buf, 10, y)).filter((p) => p.cov >= 128).every((p) => p.c === best));
+});
+
+test('raster: composed pixels take the bucket colour, opacity from coverage; grey lighter', () => {
+  const buf = rasterBuffers(3, 1);
+  buf.pix[0] = (BUCKETS << 8) | 255;
+  buf.pix[1] = (GREY_INDEX << 8) | 255;
+  buf.pix[2] = 0;
+  const rgba = new Uint8ClampedArray(12);
+  const colours = Array.from({ length: BUCKETS }, (_, b) => bucketColour(b));
+  composeRaster(buf, rgba, { colours, grey: '#c5cdd8', alpha: 1, greyAlpha: 0.4 });
+  assert.deepEqual([...rgba.slice(0, 4)], [...colours[BUCKETS - 1].match(/\d+/g).map(Number), 255]);
+  assert.deepEqual([...rgba.slice(4, 8)], [0xc5, 0xcd, 0xd8, 102]);
+  assert.equal(rgba[11], 0);
 });
