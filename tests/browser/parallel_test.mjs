@@ -249,3 +249,29 @@ test('raster: composed pixels take the bucket colour, opacity from coverage; gre
   assert.deepEqual([...rgba.slice(4, 8)], [0xc5, 0xcd, 0xd8, 102]);
   assert.equal(rgba[11], 0);
 });
+
+test('raster: segments between two category axes are drawn once per colour, the same picture', () => {
+  const n = 400;
+  const cols = {
+    columns: {
+      value: Array.from({ length: n }, (_, i) => (i % 7) / 7),
+      'params.a': Array.from({ length: n }, (_, i) => ['x', 'y', 'z'][i % 3]),
+      'params.b': Array.from({ length: n }, (_, i) => [1, 2][i % 2]),
+    },
+  };
+  const m = parallelModel(cols, ['a', 'b'], { choiceParams: ['a', 'b'] });
+  assert.deepEqual(m.axes.map((a) => a.scale), ['category', 'category', 'linear']);
+  const pos = m.axes.map((a) => Float32Array.from(a.values, (v) => axisPos(a, v)));
+  const frame = { xs: [2, 60, 118], pos, top: 2.5, bottom: 37.5, groups: bucketOrder(m.bucket) };
+  const plain = rasterBuffers(120, 40);
+  const shared = rasterBuffers(120, 40);
+  assert.equal(rasterLines(plain, frame), n);
+  assert.equal(rasterLines(shared, { ...frame, discrete: m.axes.map((a) => a.scale === 'category') }), n);
+  // the same colours, and nearly all the same coverage (a line drawn between two copies of
+  // a shared segment may leave a different edge where it crosses it)
+  const colour = (buf) => Array.from(buf.pix, (v) => v >> 8);
+  assert.deepEqual(colour(shared), colour(plain));
+  let same = 0;
+  for (let p = 0; p < plain.pix.length; p += 1) if (plain.pix[p] === shared.pix[p]) same += 1;
+  assert.ok(same / plain.pix.length > 0.98, `${same} of ${plain.pix.length} pixels the same`);
+});

@@ -297,13 +297,17 @@ function walk(pix, u0, u1, v0, k, du, dv, uLen, vLen, c) {
 // Rasterises the model's lines into buf (cleared first). xs: the axes' x in device pixels;
 // pos: per axis, each row's position 0..1 (NaN: missing, the pen lifts); top and bottom:
 // the ends of the axes in device pixels; groups: bucketOrder(model.bucket); mask: the rows
-// the brushes take (null: all), the others go first, in grey. Returns the number of rows
-// with a segment drawn.
-export function rasterLines(buf, { xs, pos, top, bottom, groups, mask = null }) {
+// the brushes take (null: all), the others go first, in grey; discrete: per axis, true for
+// one with few positions (categories): a segment between two of them is drawn once per
+// colour, however many lines share it (a grid of 5,000 trials has a few dozen such
+// segments). Returns the number of rows with a segment drawn.
+export function rasterLines(buf, { xs, pos, top, bottom, groups, mask = null, discrete = [] }) {
   buf.pix.fill(0);
   const { order, start } = groups;
   const n = pos.length;
   const span = bottom - top;
+  const shared = pos.map((_, k) => k > 0 && Boolean(discrete[k - 1] && discrete[k]));
+  const done = new Set(); // shared segments drawn: (colour, pair, both ends) as one number
   let drawn = 0;
   const line = (i, c) => {
     let any = false;
@@ -311,8 +315,15 @@ export function rasterLines(buf, { xs, pos, top, bottom, groups, mask = null }) 
       const t0 = pos[k - 1][i];
       const t1 = pos[k][i];
       if (t0 !== t0 || t1 !== t1) continue; // NaN: a missing value
-      rasterSegment(buf, xs[k - 1], bottom - t0 * span, xs[k], bottom - t1 * span, c);
       any = true;
+      const y0 = bottom - t0 * span;
+      const y1 = bottom - t1 * span;
+      if (shared[k]) {
+        const key = ((c * 64 + k) * 65536 + Math.round(y0 * 8)) * 65536 + Math.round(y1 * 8);
+        if (done.has(key)) continue;
+        done.add(key);
+      }
+      rasterSegment(buf, xs[k - 1], y0, xs[k], y1, c);
     }
     if (any) drawn += 1;
   };

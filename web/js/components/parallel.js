@@ -172,7 +172,7 @@ export class ParallelCoords {
     const brushed = this.brushes.size > 0;
     const drawn = rasterLines(this.raster, {
       xs: xs.map((x) => x * dpr), pos: this.pos, top: box.top * dpr, bottom: box.bottom * dpr,
-      groups: this.groups, mask: brushed ? this.mask : null,
+      groups: this.groups, mask: brushed ? this.mask : null, discrete: this.model.axes.map((a) => a.scale === 'category'),
     });
     composeRaster(this.raster, this.image.data, { colours: COLOURS, grey: GREY });
     ctx.putImageData(this.image, 0, 0);
