@@ -52,7 +52,10 @@ export class ParallelCoords {
     this.canvas.addEventListener('pointermove', (e) => this.onMove(e));
     this.canvas.addEventListener('pointerup', (e) => this.onUp(e));
     this.canvas.addEventListener('pointercancel', () => { this.drag = null; });
-    this.resizer = typeof ResizeObserver === 'function' ? new ResizeObserver(() => this.schedule()) : null;
+    // redraw when the card changes size (not on the observer's first call, at the size drawn)
+    this.resizer = typeof ResizeObserver === 'function' ? new ResizeObserver(() => {
+      if (this.area.clientWidth !== this.size.w || this.area.clientHeight !== this.size.h) this.schedule();
+    }) : null;
     this.resizer?.observe(this.area);
   }
 
