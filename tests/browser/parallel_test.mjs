@@ -6,8 +6,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
   BUCKETS, GREY_INDEX, VIRIDIS, axisFromDimension, axisPos, axisValue, axisXs, brushMask, bucketColour, bucketOrder,
-  colourBucket, composeRaster, logTicks, makeBrush, niceTicks, parallelModel, powerLabel, rasterBuffers, rasterLines,
-  rasterSegment, scaleColour, thinTicks,
+  colourBucket, composeRaster, axisText, logTicks, makeBrush, nearestRow, niceTicks, parallelModel, powerLabel,
+  rasterBuffers, rasterLines, rasterSegment, scaleColour, thinTicks,
 } from '../../web/js/parallel.js';
 import { dimension, parcoordsFigure } from '../../web/js/plots.js';
 
@@ -274,4 +274,20 @@ test('raster: segments between two category axes are drawn once per colour, the 
   let same = 0;
   for (let p = 0; p < plain.pix.length; p += 1) if (plain.pix[p] === shared.pix[p]) same += 1;
   assert.ok(same / plain.pix.length > 0.98, `${same} of ${plain.pix.length} pixels the same`);
+});
+
+test('hover: the nearest line between two axes, its values as text', () => {
+  const m = parallelModel(columns, params, opts);
+  const pos = m.axes.map((a) => Float32Array.from(a.values, (v) => axisPos(a, v)));
+  const xs = axisXs(m.axes.length, 0, 400); // 0, 100, 200, 300, 400
+  // at the value axis (x = 400), row 2 (0.95, the best) is at the top (y = 0 of 0..100)
+  assert.equal(nearestRow(pos, xs, 0, 100, 400, 1), 2);
+  assert.equal(nearestRow(pos, xs, 0, 100, 400, 50, { maxDist: 3 }), -1); // no value near 0.775
+  assert.equal(nearestRow(pos, xs, 0, 100, 500, 1), -1); // right of the last axis
+  // a mask leaves rows out
+  const mask = new Uint8Array([1, 1, 0, 1, 1, 1]);
+  assert.equal(nearestRow(pos, xs, 0, 100, 400, 1, { mask, maxDist: 15 }), 0); // 0.9: y = 100 * 0.05 / 0.35 = 14.3
+  assert.deepEqual(m.axes.map((a) => axisText(a, 2)), ['relu', '0.003', '64', '0.25', '0.95']);
+  const missing = axisFromDimension(dimension('params.x', [1.5, null, 2.5], 'x', {}));
+  assert.equal(axisText(missing, 1), '\u2014');
 });

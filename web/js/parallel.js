@@ -350,3 +350,39 @@ export function composeRaster(buf, rgba, { colours, grey = '#c5cdd8', alpha = 0.
     rgba[o + 3] = (lut[c + 3] * (v & 255)) / 255;
   }
 }
+
+// ---- hover ----------------------------------------------------------------------------
+// The row whose line passes nearest to (x, y) (CSS pixels, as the axes' xs, top and bottom),
+// within maxDist pixels vertically; -1 if none. pos: per axis, each row's position 0..1;
+// mask: the rows to consider (null: all).
+export function nearestRow(pos, xs, top, bottom, x, y, { mask = null, maxDist = 6 } = {}) {
+  if (pos.length < 2 || x < xs[0] || x > xs[xs.length - 1]) return -1;
+  let k = 1;
+  while (k < xs.length - 1 && x > xs[k]) k += 1;
+  const f = (x - xs[k - 1]) / (xs[k] - xs[k - 1] || 1);
+  const span = bottom - top;
+  const a = pos[k - 1];
+  const b = pos[k];
+  let best = -1;
+  let dist = maxDist;
+  for (let i = 0; i < a.length; i += 1) {
+    if (mask && mask[i] !== 1) continue;
+    const t = a[i] + (b[i] - a[i]) * f;
+    const d = Math.abs(bottom - t * span - y);
+    if (d <= dist) { // NaN compares false: rows without a value there are skipped
+      dist = d;
+      best = i;
+    }
+  }
+  return best;
+}
+
+// An axis's value of row i as text: the category's name, the value on a log axis (not its
+// log10), a dash when missing.
+export function axisText(axis, i) {
+  const v = axis.values[i];
+  if (!isNum(v)) return '\u2014';
+  if (axis.scale === 'category') return axis.categories[v] ?? String(v);
+  if (axis.scale === 'log') return fmtValue(10 ** v);
+  return fmtValue(v);
+}

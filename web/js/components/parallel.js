@@ -2,7 +2,8 @@
 // and one for the value, one line per trial coloured by its value (best: yellow, by the
 // study's goal), a colour bar. Drag along an axis to brush a range (brushes on several axes
 // combine with AND), click an axis to clear its brush; lines outside the selection turn
-// grey. The layout math is in web/js/parallel.js (unit-tested in Node).
+// grey; hovering a line shows its values. The layout math is in web/js/parallel.js
+// (unit-tested in Node).
 //
 // The lines are not canvas paths (about 1.5 µs a segment in software rendering, 0.5 s or
 // more for 50,000 lines): web/js/parallel.js rasterises them, worst colour bucket first,
@@ -17,8 +18,8 @@ import { h, fill } from '../dom.js';
 import { fmtInt } from '../format.js';
 import { FONT } from '../plots.js';
 import {
-  BUCKETS, axisPos, axisXs, brushMask, bucketColour, bucketOrder, colourBucket, composeRaster, makeBrush,
-  rasterBuffers, rasterLines, thinTicks,
+  BUCKETS, axisPos, axisText, axisXs, brushMask, bucketColour, bucketOrder, colourBucket, composeRaster, makeBrush,
+  nearestRow, rasterBuffers, rasterLines, thinTicks,
 } from '../parallel.js';
 
 const MARGIN = { top: 44, bottom: 12, left: 70, right: 96 };
@@ -41,7 +42,8 @@ export class ParallelCoords {
     this.drag = null;
     this.size = { w: 0, h: 0, dpr: 0 };
     this.canvas = h('canvas', { class: 'parallel-canvas', role: 'img', 'aria-label': title });
-    this.area = h('div', { class: 'parallel-area' }, this.canvas);
+    this.tip = h('div', { class: 'parallel-tip', hidden: true });
+    this.area = h('div', { class: 'parallel-area' }, this.canvas, this.tip);
     this.countEl = h('span', { class: 'parallel-count', 'aria-live': 'polite' });
     this.clearEl = h('button', { type: 'button', class: 'link small', hidden: true, onclick: () => this.clearBrushes() },
       'clear selection');
@@ -52,6 +54,7 @@ export class ParallelCoords {
     this.canvas.addEventListener('pointermove', (e) => this.onMove(e));
     this.canvas.addEventListener('pointerup', (e) => this.onUp(e));
     this.canvas.addEventListener('pointercancel', () => { this.drag = null; });
+    this.canvas.addEventListener('pointerleave', () => { this.tip.hidden = true; });
     // redraw when the card changes size (not on the observer's first call, at the size drawn)
     this.resizer = typeof ResizeObserver === 'function' ? new ResizeObserver(() => {
       if (this.area.clientWidth !== this.size.w || this.area.clientHeight !== this.size.h) this.schedule();
@@ -321,15 +324,36 @@ export class ParallelCoords {
   onMove(e) {
     const p = this.local(e);
     if (!this.drag) {
-      this.canvas.style.cursor = this.axisAt(p) >= 0 ? 'ns-resize' : '';
+      const onAxis = this.axisAt(p) >= 0;
+      this.canvas.style.cursor = onAxis ? 'ns-resize' : '';
+      this.hover(onAxis ? null : p);
       return;
     }
+    this.tip.hidden = true;
     if (!this.drag.moved && Math.abs(p.y - this.drag.y0) < 3) return;
     this.drag.moved = true;
     const axis = this.model.axes[this.drag.k];
     this.brushes.set(axis.name, makeBrush(axis, this.tAt(this.drag.y0), this.tAt(p.y)));
     this.refilter();
     this.schedule();
+  }
+
+  // The values of the line under the pointer (p null: none), in a tooltip.
+  hover(p) {
+    const m = this.model;
+    const box = this.frameBox();
+    const i = p && m.rows && this.xs
+      ? nearestRow(this.pos, this.xs, box.top, box.bottom, p.x, p.y, { mask: this.brushes.size ? this.mask : null })
+      : -1;
+    if (i < 0) {
+      this.tip.hidden = true;
+      return;
+    }
+    fill(this.tip, m.axes.map((a) => h('div', null, h('span', { class: 'muted' }, `${a.label.replace(/ \(log\)$/, '')}: `), axisText(a, i))));
+    this.tip.hidden = false;
+    const left = p.x + 14 + this.tip.offsetWidth > this.size.w ? p.x - 14 - this.tip.offsetWidth : p.x + 14;
+    this.tip.style.left = `${Math.max(0, left)}px`;
+    this.tip.style.top = `${Math.max(0, Math.min(this.size.h - this.tip.offsetHeight, p.y - 10))}px`;
   }
 
   onUp(e) {
