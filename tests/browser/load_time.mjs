@@ -10,7 +10,8 @@
 // - first_screen: every view on the first screen (1366x768, not scrolled) holds data: the
 //   plots among the six whose card shows at least in part, the leaderboard and the trials
 //   table if they show.
-// - all (median_ms, the figure to compare with earlier builds): all six plots hold traces,
+// - all (median_ms, the figure to compare with earlier builds): all six plots hold traces
+//   (the parallel coordinates, a canvas: have drawn lines, data-drawn > 0),
 //   the trials table has rows and the leaderboard is filled. The page draws a view once it comes near sight, so the
 //   run scrolls through as a reader would: each plot is scrolled into sight (nearest edge)
 //   as soon as the ones above it hold data. A build that draws every view at once fills
@@ -57,6 +58,8 @@ function watchStudyPage(ids) {
     if (id === 'table') return document.querySelectorAll('#trials-table tbody tr[data-trial-id]').length > 0;
     if (id === 'leaderboard') return document.getElementById('leaderboard')?.dataset.state === 'ready';
     const el = document.getElementById(id);
+    // the parallel coordinates are a canvas: data-drawn lines (views.mjs, viewFilled)
+    if (el && el.dataset.rows !== undefined) return el.dataset.state === 'ready' && Number(el.dataset.drawn) > 0;
     return Boolean(el && el.dataset.state === 'ready' && Array.isArray(el.data) && el.data.length > 0);
   };
   window.__layerlabFilled = {};
@@ -91,7 +94,7 @@ async function studyRun(page, i) {
     try {
       await page.waitForFunction(viewFilled, { id, traces: true }, { timeout: Math.max(1, deadline - Date.now()), polling: 'raf' });
     } catch {
-      const state = await page.evaluate((ids) => ids.map((x) => `${x}=${document.getElementById(x)?.dataset.state ?? 'missing'}:${document.getElementById(x)?.data?.length ?? 0}`)
+      const state = await page.evaluate((ids) => ids.map((x) => `${x}=${document.getElementById(x)?.dataset.state ?? 'missing'}:${document.getElementById(x)?.data?.length ?? document.getElementById(x)?.dataset.drawn ?? 0}`)
         .join(', '), VIEW_IDS).catch(() => '');
       throw new Error(`run ${i + 1}: the study page was not filled within ${TIMEOUT / 1000} s (${state})`);
     }

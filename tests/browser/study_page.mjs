@@ -17,7 +17,7 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import { showEveryView } from './views.mjs';
+import { VIEW_IDS, showEveryView, viewFilled } from './views.mjs';
 
 import { DASH, fmtInt, fmtPercent, isNum } from '../../web/js/format.js';
 
@@ -272,21 +272,77 @@ async function checkWorkerActivity(page) {
   return { gone, throughput_traces: traces.length, charted_finished: charted, queue_traces: queue.length };
 }
 
+// ---- the parallel coordinates: a canvas (web/js/components/parallel.js) ----------------
+// It drew one line per row of its /columns response (data-src), over one axis per varied
+// parameter asked for and the value; a drag along the value axis selects the trials in
+// range (the count says so), a click on the axis clears it.
+async function checkParallel(page) {
+  const read = () => page.evaluate(() => {
+    const el = document.getElementById('plot-parcoords');
+    const d = el.dataset;
+    return {
+      src: d.src, state: d.state, rows: Number(d.rows), drawn: Number(d.drawn), selected: Number(d.selected),
+      brushes: Number(d.brushes), axes: (d.axes || '').split(','), axisX: (d.axisX || '').split(',').map(Number),
+      plotY: (d.plotY || '').split(',').map(Number), count: el.querySelector('.parallel-count')?.textContent || '',
+      canvas: (() => { const r = el.querySelector('canvas').getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; })(),
+      label: el.querySelector('canvas').getAttribute('aria-label') || '',
+    };
+  });
+  // the rows shown are those of the response the page fetched (live: retry while it catches up)
+  const deadline = Date.now() + 30_000;
+  let v;
+  let cols;
+  for (;;) {
+    v = await read();
+    check(v.src && v.state === 'ready', `#plot-parcoords: state ${v.state}, data-src '${v.src}'`);
+    cols = await api(v.src);
+    if (v.rows === cols.returned && v.drawn === v.rows) break;
+    if (Date.now() > deadline) {
+      throw new CheckFailed(`#plot-parcoords drew ${v.drawn} lines of ${v.rows} rows, /columns returned ${cols.returned}`);
+    }
+    await sleep(500);
+  }
+  check(v.rows > 0, '#plot-parcoords has no rows (the study has finished trials)');
+  const fields = new URL(v.src, BASE).searchParams.get('fields').split(',');
+  check(v.axes[v.axes.length - 1] === 'value', `the last axis is ${v.axes[v.axes.length - 1]}, not the value`);
+  for (const a of v.axes) check(a === 'value' || fields.includes(a), `axis ${a} is not among the fields asked for (${fields})`);
+  check(v.axes.some((a) => a.startsWith('params.')), `no parameter axis: ${v.axes}`);
+  check(v.axisX.length === v.axes.length, `${v.axisX.length} axis positions for ${v.axes.length} axes`);
+  check(v.count.startsWith(`${v.rows.toLocaleString('en-US')} of ${v.rows.toLocaleString('en-US')} trials shown`), `count '${v.count}'`);
+  check(v.label.includes('trials over'), `canvas aria-label '${v.label}'`);
+  // brush the top 40% of the value axis
+  await page.evaluate(() => document.getElementById('plot-parcoords').closest('.card').scrollIntoView({ block: 'center' }));
+  v = await read();
+  const x = v.canvas.x + v.axisX[v.axisX.length - 1];
+  const [top, bottom] = v.plotY;
+  await page.mouse.move(x, v.canvas.y + top - 2);
+  await page.mouse.down();
+  await page.mouse.move(x, v.canvas.y + top + 0.4 * (bottom - top), { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => document.getElementById('plot-parcoords').dataset.brushes === '1', null, { timeout: 5000 })
+    .catch(() => { throw new CheckFailed('a drag along the value axis made no brush'); });
+  const b = await read();
+  check(b.selected > 0 && b.selected < b.rows, `the brush on the value's top 40% selects ${b.selected} of ${b.rows} trials`);
+  check(b.count.startsWith(`${b.selected.toLocaleString('en-US')} of ${b.rows.toLocaleString('en-US')} trials shown`), `count '${b.count}' after the brush`);
+  await shot(page, 'study-parallel-brushed', { clip: { x: b.canvas.x, y: b.canvas.y, width: b.canvas.w, height: b.canvas.h } });
+  // a click on the axis clears it
+  await page.mouse.click(x, v.canvas.y + (top + bottom) / 2);
+  await page.waitForFunction(() => document.getElementById('plot-parcoords').dataset.brushes === '0', null, { timeout: 5000 })
+    .catch(() => { throw new CheckFailed('a click on the brushed axis did not clear the brush'); });
+  const c = await read();
+  check(c.selected === c.rows, `after clearing the brush ${c.selected} of ${c.rows} trials are selected`);
+  return { rows: v.rows, columns_returned: cols.returned, drawn: v.drawn, axes: v.axes, brushed_selected: b.selected, brushed_rows: b.rows };
+}
+
 let stillLoading = () => '';
 
 async function waitPlots(page, timeoutMs) {
   try {
     // The page draws a view once it comes near sight: scroll through it as a reader would.
     await showEveryView(page, { timeoutMs });
-    await page.waitForFunction(() => {
-      const ids = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
-      const ready = ids.every((id) => {
-        const el = document.getElementById(id);
-        return el && el.dataset.state === 'ready' && Array.isArray(el.data);
-      });
-      const t = document.getElementById('trials-table');
-      return ready && t && t.querySelectorAll('tbody tr').length > 0;
-    }, null, { timeout: timeoutMs, polling: 100 });
+    // every view drawn (views.mjs: a Plotly graph, or the parallel coordinates' canvas)
+    await page.waitForFunction(`${JSON.stringify(VIEW_IDS)}.every((id) => (${String(viewFilled)})({ id }))
+      && document.querySelectorAll('#trials-table tbody tr').length > 0`, null, { timeout: timeoutMs, polling: 100 });
   } catch (err) {
     const state = await page.evaluate(() => ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves']
       .map((id) => `${id}=${document.getElementById(id)?.dataset.state ?? 'missing'}`)
@@ -344,6 +400,7 @@ async function main() {
   check(await page.evaluate(() => typeof window.Plotly === 'object'), 'Plotly did not load (meta layerlab-plotly)');
   await shot(page, 'study', { fullPage: true });
   results.checks.initial = await checkConsistent(page, 'initial render');
+  results.checks.parallel = await checkParallel(page);
   const status = await page.textContent('#study-status');
   check(status && status.trim().length > 0, '#study-status is empty');
 

@@ -4,9 +4,14 @@
 
 export const VIEW_IDS = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
 
-// Runs in the page: is the plot div `id` drawn (with at least one trace when `traces`)?
+// Runs in the page: is the plot div `id` drawn (with at least one trace when `traces`)? The
+// parallel coordinates are a canvas (web/js/components/parallel.js), not a Plotly graph:
+// drawn when it says so, holding data when it drew lines (data-drawn).
 export function viewFilled({ id, traces }) {
   const el = document.getElementById(id);
+  if (el && el.dataset.rows !== undefined) {
+    return el.dataset.state === 'ready' && el.dataset.drawn !== undefined && (!traces || Number(el.dataset.drawn) > 0);
+  }
   return Boolean(el && el.dataset.state === 'ready' && Array.isArray(el.data) && (!traces || el.data.length > 0));
 }
 

@@ -10,7 +10,7 @@
 import { h } from './dom.js';
 import { PLOT_CONFIG } from './plots.js';
 
-// WebGL traces (scattergl, parcoords) at the screen's pixel ratio, not Plotly's default 2:
+// WebGL traces (scattergl; the report's parcoords) at the screen's pixel ratio, not Plotly's default 2:
 // four times fewer pixels to fill on ordinary screens and in software rendering.
 const CONFIG = { ...PLOT_CONFIG, plotGlPixelRatio: Math.min(2, Math.max(1, window.devicePixelRatio || 1)) };
 

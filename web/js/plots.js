@@ -77,11 +77,22 @@ function groupLabel(g) {
   return fmtParam(g);
 }
 
+// The distinct values in first-seen order: the string '1' and the number 1 differ; objects
+// (lists) are told apart by their text. Sets of the values themselves, not of text keys:
+// 50,000 numbers take a few milliseconds.
 function distinct(values) {
-  const seen = new Set();
+  const strings = new Set();
+  const others = new Set(); // numbers (NaN once), null, undefined, booleans
+  const objects = new Set();
   const out = [];
   for (const v of values) {
-    const k = typeof v === 'string' ? `s:${v}` : `n:${v}`;
+    let seen = others;
+    let k = v;
+    if (typeof v === 'string') seen = strings;
+    else if (v !== null && typeof v === 'object') {
+      seen = objects;
+      k = String(v);
+    }
     if (!seen.has(k)) {
       seen.add(k);
       out.push(v);
@@ -379,7 +390,7 @@ export function dimension(name, values, labelText, { log = false, choices } = {}
         tickvals: uniq.map((_, i) => i),
         ticktext: uniq.map((v) => fmtParam(v)),
         range: [0, uniq.length - 1],
-        meta: { name, distinct: uniq.length },
+        meta: { name, distinct: uniq.length, scale: 'category' },
       };
     }
     const min = uniq[0];
@@ -397,12 +408,12 @@ export function dimension(name, values, labelText, { log = false, choices } = {}
         ticktext: tickvals.map((e) => (e >= -3 && e <= 3 ? String(niceNumber(10 ** e)) : `1e${e}`)),
         range: [Math.log10(min), Math.log10(max)],
         tickformat: '.3~g',
-        meta: { name, distinct: uniq.length },
+        meta: { name, distinct: uniq.length, scale: 'log' },
       };
     }
     const dim = {
       label: labelText, values: values.map((v) => (isNum(v) ? v : NaN)), tickformat: '.4~g',
-      meta: { name, distinct: uniq.length },
+      meta: { name, distinct: uniq.length, scale: 'linear' },
     };
     if (min === max) dim.range = [min - 1, max + 1];
     return dim;
@@ -416,7 +427,7 @@ export function dimension(name, values, labelText, { log = false, choices } = {}
     tickvals: cats.map((_, i) => i),
     ticktext: cats,
     range: cats.length > 1 ? [0, cats.length - 1] : [-1, 1],
-    meta: { name, distinct: cats.length },
+    meta: { name, distinct: cats.length, scale: 'category' },
   };
 }
 
@@ -425,14 +436,14 @@ export function parcoordsFields(parameters, withDataset = true) {
   return ['number', 'value', ...(withDataset ? ['dataset'] : []), ...parameters.map((p) => `params.${p}`)];
 }
 
-// (d) Parallel coordinates over the searched parameters and the value. Parameters with a
-// single value are left out; strings and numeric choices become evenly spaced ticks
-// labelled with the values. opts: {metric, goal, logParams, choiceParams}: the names of
-// the parameters searched on a log scale, and of those given as a list of values.
-export function parcoordsFigure(columns, parameters, opts = {}) {
+// The axes of the parallel coordinates, in order: the dataset (when there are several),
+// each searched parameter with more than one value, then the value. null without values.
+// Shared by parcoordsFigure (Plotly, the report) and the dashboard's canvas view
+// (web/js/parallel.js), so that both show the same fields in the same order.
+export function parcoordsDimensions(columns, parameters, opts = {}) {
   const cols = (columns && columns.columns) || {};
   const value = cols.value || [];
-  if (!value.length) return emptyFigure('no finished trials with a value yet');
+  if (!value.length) return null;
   const dims = [];
   if (cols.dataset && distinct(cols.dataset).length > 1) dims.push(dimension('dataset', cols.dataset, 'dataset'));
   for (const p of parameters || []) {
@@ -444,11 +455,22 @@ export function parcoordsFigure(columns, parameters, opts = {}) {
     });
     if (dim.meta.distinct > 1) dims.push(dim);
   }
+  dims.push({
+    label: label(opts.metric || 'value'), values: value.map((v) => (isNum(v) ? v : NaN)), tickformat: '.4~g',
+    meta: { name: 'value', scale: 'linear' },
+  });
+  return dims;
+}
+
+// (d) Parallel coordinates over the searched parameters and the value. Parameters with a
+// single value are left out; strings and numeric choices become evenly spaced ticks
+// labelled with the values. opts: {metric, goal, logParams, choiceParams}: the names of
+// the parameters searched on a log scale, and of those given as a list of values.
+export function parcoordsFigure(columns, parameters, opts = {}) {
+  const dims = parcoordsDimensions(columns, parameters, opts);
+  if (!dims) return emptyFigure('no finished trials with a value yet');
+  const value = columns.columns.value;
   const metric = label(opts.metric || 'value');
-  const vdim = {
-    label: metric, values: value.map((v) => (isNum(v) ? v : NaN)), tickformat: '.4~g', meta: { name: 'value' },
-  };
-  dims.push(vdim);
   const minimize = opts.goal === 'minimize';
   const data = [{
     type: 'parcoords',

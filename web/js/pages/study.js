@@ -4,9 +4,10 @@
 // learning curves, trials table), the leaderboard of each dataset and the details of the
 // selected trial.
 // Views load when they come into sight (an IntersectionObserver): a study of
-// 50,000 trials has plots that take a second each to draw in software WebGL (Pareto,
-// parallel coordinates), and a reader of the first screen should not wait for them. A view
-// once seen stays live.
+// 50,000 trials has plots that take a second each to draw in software WebGL (Pareto), and
+// a reader of the first screen should not wait for them. A view once seen stays live. The
+// parallel coordinates are drawn on a canvas 2D (components/parallel.js), not with
+// Plotly's parcoords: that is WebGL only and takes about 2 s in software WebGL.
 // Live: trial events update the counts and (throttled to about once a second) the plots
 // and the table page; epoch events extend the curves of selected trials; resync refetches
 // everything. The page never reloads.
@@ -19,8 +20,10 @@ import { refresher } from '../throttle.js';
 import { loadPlotly, markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
 import {
   PALETTE, PARETO_COSTS, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
-  parcoordsFields, parcoordsFigure, timeFigure, yLabel,
+  parcoordsFields, timeFigure, yLabel,
 } from '../plots.js';
+import { parallelModel } from '../parallel.js';
+import { ParallelCoords } from '../components/parallel.js';
 import { countChips, progressBar } from '../components/progress.js';
 import { TrialsTable } from '../components/trials_table.js';
 import { leaderboardBoards } from '../components/leaderboard.js';
@@ -29,7 +32,7 @@ import { trialDetails } from '../components/trial_details.js';
 const FINAL = new Set(['completed', 'early_stopped', 'pruned', 'diverged', 'failed', 'cancelled']);
 const MAX_CURVES = 6;
 const HISTORY_LIMIT = 5000;
-const PARCOORDS_LIMIT = 1000;
+const PARCOORDS_LIMIT = 5000; // lines of the parallel coordinates (an even sample past it)
 const LEADERBOARD_LIMIT = 10;
 const PARETO_LIMIT = 5000; // points per dataset; the fronts come in full
 
@@ -118,7 +121,16 @@ export function mount(root, { id: studyId }, ctx) {
   const history = plotCard({ id: 'plot-history', title: 'Optimisation history', subtitle: 'finished trials by number; line: best so far' });
   const costCtl = h('div', { class: 'controls' });
   const pareto = plotCard({ id: 'plot-pareto', title: 'Accuracy against cost', subtitle: 'every completed trial (grey) and each dataset\u2019s Pareto front: no other trial is as good for less; hover for the configuration, click to inspect', controls: costCtl, wide: true });
-  const parcoords = plotCard({ id: 'plot-parcoords', title: 'Parameters and value', subtitle: 'one line per finished trial; drag along an axis to filter', wide: true });
+  const parcoords = plotCard({ id: 'plot-parcoords', title: 'Parameters and value', subtitle: 'one line per finished trial, coloured by its value; drag along an axis to filter', wide: true });
+  // A canvas, not a Plotly graph: plot() hands it the model through show() and fail().
+  let parallel = null;
+  const parallelView = () => {
+    parallel ??= new ParallelCoords(parcoords.div, { title: 'Parameters and value' });
+    parcoords.card.classList.remove('is-loading');
+    return parallel;
+  };
+  parcoords.show = (model) => parallelView().set(model);
+  parcoords.fail = (message) => parallelView().message(message);
   const curveChips = h('div', { class: 'curve-chips', id: 'curve-chips' });
   const curves = plotCard({ id: 'plot-curves', title: 'Learning curves', subtitle: 'dashed: train loss, solid: validation loss', extra: curveChips });
   const detailsEl = h('div', { id: 'trial-details', class: 'details-body' },
@@ -279,7 +291,8 @@ export function mount(root, { id: studyId }, ctx) {
       if (!alive) return;
       ctx.showError(errKey, err);
       if (p.div.dataset.state !== 'ready') {
-        await renderFigure(p.div, emptyFigure(`could not load: ${err.message}`));
+        if (p.fail) p.fail(`could not load: ${err.message}`);
+        else await renderFigure(p.div, emptyFigure(`could not load: ${err.message}`));
         markError(p.div);
       }
       return;
@@ -293,7 +306,8 @@ export function mount(root, { id: studyId }, ctx) {
       if (!alive) return;
       p.key = key;
       p.last = performance.now();
-      await renderFigure(p.div, build(json));
+      if (p.show) p.show(build(json));
+      else await renderFigure(p.div, build(json));
     };
     clearTimeout(p.timer);
     const wait = minInterval ? (p.last || -Infinity) + minInterval - performance.now() : 0;
@@ -365,13 +379,14 @@ export function mount(root, { id: studyId }, ctx) {
     }
   }
 
-  // Parallel coordinates draw slowly without a GPU: fewer lines, and at most every 5 s.
+  // Parallel coordinates on a canvas: the same axes as the report's Plotly parcoords
+  // (parcoordsDimensions), redrawn with live data at most every 2 s.
   function loadParcoords() {
     const fields = parcoordsFields(variedParams(study), true).filter((f) => f !== 'number');
     const url = endpoints.columns(studyId, { fields: fields.join(','), limit: PARCOORDS_LIMIT });
     return plot(parcoords, 'plot-parcoords', url,
-      (c) => parcoordsFigure(c, variedParams(study), { goal: study.goal, metric: study.metric, logParams: logParams(study), choiceParams: choiceParams(study) }),
-      { minInterval: 5000, inputs: `${study.goal} ${study.metric}` });
+      (c) => parallelModel(c, variedParams(study), { goal: study.goal, metric: study.metric, logParams: logParams(study), choiceParams: choiceParams(study) }),
+      { minInterval: 2000, inputs: `${study.goal} ${study.metric}` });
   }
 
   // ---- selection, details and curves --------------------------------------------------
@@ -566,6 +581,7 @@ export function mount(root, { id: studyId }, ctx) {
     refresh.stop();
     if (events) events.close();
     if (curvesFrame) cancelAnimationFrame(curvesFrame);
-    for (const p of [metric, time, history, pareto, parcoords, curves]) purge(p.div);
+    for (const p of [metric, time, history, pareto, curves]) purge(p.div);
+    parallel?.destroy();
   };
 }
