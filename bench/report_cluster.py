@@ -126,7 +126,7 @@ def fmt_ratio(r):
 
 def queue_section(raw):
     systems = [
-        ("amqp_pg", "layerlab AMQP queue + PostgreSQL store, prefetch 2 (worker default)",
+        ("amqp_pg", "layerlab AMQP queue + PostgreSQL store, prefetch 2",
          "noop_amqp_pg_p2_*.json"),
         ("amqp_pg_p8", "layerlab AMQP queue + PostgreSQL store, prefetch 8",
          "noop_amqp_pg_p8_*.json"),
