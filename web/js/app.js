@@ -1,14 +1,16 @@
 // The dashboard's entry point: hash routing between the pages, the live indicator and the
-// error banner. Pages are modules exporting mount(root, params, ctx) -> unmount().
+// error banner. Pages are modules exporting mount(root, params, ctx) -> unmount(), each
+// imported when first shown: the studies list does not wait for the study page's modules
+// (plots, the parallel coordinates), which a static import would fetch level by level first.
 //   #/            studies list
 //   #/study/ID    one study
 //   #/workers     workers and queue
 
 import { h, fill } from './dom.js';
 import { clearAllErrors, clearError, showError, showNotice } from './banner.js';
-import * as studies from './pages/studies.js';
-import * as study from './pages/study.js';
-import * as workers from './pages/workers.js';
+const studies = () => import('./pages/studies.js');
+const study = () => import('./pages/study.js');
+const workers = () => import('./pages/workers.js');
 
 const routes = [
   { re: /^#?\/?$/, page: studies, nav: 'studies' },
@@ -47,7 +49,7 @@ function notFound(root) {
   return () => {};
 }
 
-function route() {
+async function route() {
   generation += 1;
   const gen = generation;
   if (unmount) {
@@ -82,7 +84,9 @@ function route() {
     return;
   }
   try {
-    const u = r.page.mount(root, r.params ? r.params(match) : {}, ctx);
+    const page = await r.page();
+    if (gen !== generation) return;  // another route came while this page's modules loaded
+    const u = page.mount(root, r.params ? r.params(match) : {}, ctx);
     if (gen === generation) unmount = u;
     else if (typeof u === 'function') u();
   } catch (err) {
