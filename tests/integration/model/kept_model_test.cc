@@ -18,17 +18,15 @@
 #include "study/leaderboard.h"
 #include "study/spec.h"
 #include "support/postgres_service.h"
+#include "support/temp_and_errors.h"
 
 namespace layerlab {
 namespace {
 
+using testing::contains;
 using testing::run_layerlab;
 using testing::Study;
 using testing::write_study;
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // 2 datasets x 2 configurations x 4 seeds = 16 short trials; the 2 best of each dataset keep
 // their weights.
