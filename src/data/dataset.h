@@ -149,7 +149,7 @@ Scaler fit_scaler(const Dataset& d);
 void apply_scaler(const Scaler& s, Dataset& d);
 
 // Standardise features: mean and population std fitted on s.train only, std 0 -> 1, applied
-// to both train and validation.
-void standardize(Split& s);
+// to both train and validation. Returns the scaler applied (a saved model needs it).
+Scaler standardize(Split& s);
 
 }  // namespace layerlab::data

@@ -141,10 +141,11 @@ void apply_scaler(const Scaler& s, Dataset& d) {
   }
 }
 
-void standardize(Split& s) {
+Scaler standardize(Split& s) {
   Scaler sc = fit_scaler(s.train);
   apply_scaler(sc, s.train);
   apply_scaler(sc, s.validation);
+  return sc;
 }
 
 }  // namespace layerlab::data

@@ -52,8 +52,8 @@ constexpr int64_t kMaxWorkerPage = 1000;
 // summed under worker="(others)"; the duration histogram for this many studies (the newest).
 constexpr size_t kMetricWorkers = 100;
 constexpr size_t kMetricStudies = 50;
-constexpr const char* kOtherWorkers = "(others)";
-constexpr const char* kOtherStudies = "(others)";
+// The label of the series that sums the workers or studies beyond those limits.
+constexpr const char* kOthers = "(others)";
 // Training time buckets of the duration histogram, in seconds.
 const std::vector<double> kDurationBounds = {0.1, 0.25, 0.5, 1,   2.5, 5,    10,
                                              30,  60,   120, 300, 600, 1800, 3600};
@@ -132,7 +132,7 @@ void worker_metrics(std::string& out, store::Store& store, store::Time now) {
     others.lost += a.lost;
     others.released += a.released;
   }
-  if (any_other) counters(kOtherWorkers, others);
+  if (any_other) counters(kOthers, others);
   metric(out, "layerlab_worker_utilisation", "gauge",
          "Share of the last 5 minutes a worker was running at least one trial, of the time it "
          "was alive in them.");
@@ -192,7 +192,7 @@ void trial_metrics(std::string& out, store::Store& store) {
     }
     for (size_t k = 0; k < others.by_status.size(); ++k) others.by_status[k] += counts.by_status[k];
   }
-  if (first_shown > 0) series(kOtherStudies, others);
+  if (first_shown > 0) series(kOthers, others);
 }
 
 std::string metrics_text(Context& c) {

@@ -131,11 +131,9 @@ PreparedData prepare_data(const TrialSpec& spec) {
   out.task.classes = all.task == data::Task::kClassification ? all.classes : 0;
   out.task.targets = all.targets;
   out.split = data::split(all, spec.validation_fraction, spec.split_seed, spec.stratify);
-  // As data::standardize, keeping the scaler: a kept model needs it, and fitting it again
-  // would mean loading the dataset again for every trial.
-  out.scaler = data::fit_scaler(out.split.train);
-  data::apply_scaler(out.scaler, out.split.train);
-  data::apply_scaler(out.scaler, out.split.validation);
+  // The scaler is kept: a kept model needs it, and fitting it again would mean loading the
+  // dataset again for every trial.
+  out.scaler = data::standardize(out.split);
   return out;
 }
 
