@@ -32,7 +32,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kMaxDomainPoints = 1e12;  // int_uniform, q_uniform (counts fit int64 easily)
+// int_uniform, q_uniform points; q_log_uniform multiples of q up to max (fit int64 easily).
+constexpr double kMaxDomainPoints = 1e12;
 
 const std::vector<std::string> kTopKeys = {
     "name",  "datasets",   "validation",      "metric",          "method",         "budget",
@@ -654,6 +655,10 @@ void Parser::distribution(Domain& d, const std::string& name, const Item& parent
       expected(*min, "an integer (" + name + " takes integers)");
     if (log && std::ceil(d.min / d.q - 1e-9) > std::floor(d.max / d.q + 1e-9))
       fail(parent, "no multiple of q = " + q->node.Scalar() + " lies in [min, max]");
+    // q_log_uniform draws a multiple k*q: k must stay an integer the sampler can hold.
+    if (log && std::floor(d.max / d.q + 1e-9) > kMaxDomainPoints)
+      expected(*q, "a step with at most " + fmt_count(kMaxDomainPoints) +
+                       " multiples of it up to max (" + max->node.Scalar() + ")");
   }
   if (d.distribution == Distribution::kIntUniform || d.distribution == Distribution::kQUniform) {
     const double points = std::floor((d.max - d.min) / (d.q > 0 ? d.q : 1.0) + 1e-9) + 1;

@@ -68,6 +68,9 @@ const BadFile kBadFiles[] = {
      "parameters.learning_rate.min: expected a positive number (log_uniform needs min > 0), got 0 "
      "(%:8:10)"},
     {"bad_q_zero.yaml", "parameters.batch_size.q: expected a positive number, got 0 (%:6:63)"},
+    {"bad_q_log_tiny_step.yaml",
+     "parameters.weight_decay.q: expected a step with at most 1000000000000 multiples of it up "
+     "to max (1.0e-2), got 1.0e-55 (%:6:76)"},
     {"bad_q_missing.yaml", "parameters.batch_size: q_uniform needs q (the step) (%:6:15)"},
     {"bad_int_uniform_fraction.yaml",
      "parameters.hidden_layers.max: expected an integer (int_uniform), got 4.5 (%:4:59)"},
