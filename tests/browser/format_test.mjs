@@ -2,7 +2,7 @@
 
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { bestNote } from '../../web/js/format.js';
+import { bestNote, fmtInt, fmtValue, grouped } from '../../web/js/format.js';
 
 test('bestNote: a leaderboard board in the words `layerlab status` uses', () => {
   const trial = (number, value) => ({ id: number + 100, number, value });
@@ -12,4 +12,14 @@ test('bestNote: a leaderboard board in the words `layerlab status` uses', () => 
     'best 0.975 (trial #17)');
   assert.equal(bestNote({ dataset: 'iris', best_value: null, best_count: 0, trials: [] }), 'no trial with a value yet');
   assert.equal(bestNote(undefined), 'no trial with a value yet');
+});
+
+test('grouped numbers: thousands separated, rounded, the dash for a missing value', () => {
+  assert.equal(grouped(1234567.6), '1,234,568');
+  assert.equal(grouped(-4321), '-4,321');
+  assert.equal(grouped(0), '0');
+  assert.equal(fmtInt(98765.4), '98,765');
+  assert.equal(fmtInt(null), '\u2014');
+  assert.equal(fmtValue(12345.6), '12,346');
+  assert.equal(fmtValue(0.012345), '0.01235');
 });

@@ -11,6 +11,15 @@ export function statusLabel(s) {
   return String(s || '').replace(/_/g, ' ');
 }
 
+// One formatter for every grouped integer: Number.prototype.toLocaleString builds a new
+// Intl.NumberFormat on each call, which cost 0.4 s for the hover texts of 10,000 points.
+const GROUPED = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+// 12345.6 -> "12,346"
+export function grouped(v) {
+  return GROUPED.format(Math.round(v));
+}
+
 export function isNum(v) {
   return typeof v === 'number' && Number.isFinite(v);
 }
@@ -21,13 +30,13 @@ export function fmtValue(v, digits = 4) {
   if (v === 0) return '0';
   const a = Math.abs(v);
   if (a >= 1e6 || a < 1e-4) return v.toExponential(digits - 1).replace('e+', 'e');
-  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (a >= 1000) return grouped(v);
   return String(Number(v.toPrecision(digits)));
 }
 
 export function fmtInt(v) {
   if (!isNum(v)) return DASH;
-  return Math.round(v).toLocaleString('en-US');
+  return grouped(v);
 }
 
 // 1536 -> "1.5 KiB"; 0 and missing -> the dash (a worker that has not trained yet).

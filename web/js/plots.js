@@ -4,7 +4,7 @@
 // self-contained HTML report. Every trace carries `meta.role` ('series', 'fit', 'points',
 // 'best', 'parcoords', 'curve', 'front') so that tests and callers can tell traces apart.
 
-import { fmtParam, fmtSeconds, fmtValue, isNum } from './format.js';
+import { fmtParam, fmtSeconds, fmtValue, grouped, isNum } from './format.js';
 
 export const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#b07aa1',
   '#edc948', '#ff9da7', '#9c755f', '#79706e'];
@@ -360,7 +360,7 @@ export function historyFigure(columns, opts = {}) {
   const total = columns.total;
   if (isNum(total) && isNum(columns.returned) && columns.returned < total) {
     layout.annotations.push({
-      text: `showing ${columns.returned.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} trials, evenly spaced`,
+      text: `showing ${grouped(columns.returned)} of ${grouped(total)} trials, evenly spaced`,
       showarrow: false, xref: 'paper', yref: 'paper', x: 1, y: 1.02, xanchor: 'right', yanchor: 'bottom',
       font: { size: 11, color: '#6b7685' },
     });
@@ -492,7 +492,7 @@ export function parcoordsFigure(columns, parameters, opts = {}) {
   delete layout.yaxis;
   if (sampled) {
     layout.annotations = [{
-      text: `showing ${columns.returned.toLocaleString('en-US')} of ${columns.total.toLocaleString('en-US')} trials, evenly spaced`,
+      text: `showing ${grouped(columns.returned)} of ${grouped(columns.total)} trials, evenly spaced`,
       showarrow: false, xref: 'paper', yref: 'paper', x: 0.5, y: -0.1, xanchor: 'center', yanchor: 'top',
       font: { size: 11, color: '#6b7685' },
     }];
@@ -504,12 +504,13 @@ export function parcoordsFigure(columns, parameters, opts = {}) {
 export const PARETO_COSTS = { parameter_count: 'parameter count', seconds: 'training time' };
 
 function hoverSafe(text) {
-  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const s = String(text);
+  return /[&<>]/.test(s) ? s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s;
 }
 
 function costText(cost, v) {
   if (!isNum(v)) return '\u2014';
-  return cost === 'seconds' ? fmtSeconds(v) : `${Math.round(v).toLocaleString('en-US')} parameters`;
+  return cost === 'seconds' ? fmtSeconds(v) : `${grouped(v)} parameters`;
 }
 
 // (f) Accuracy against cost: one subplot per dataset with every ranked trial (grey) and the
@@ -603,7 +604,7 @@ export function paretoFigure(pareto, opts = {}) {
   const thinned = datasets.filter((d) => d.points.returned < d.points.total);
   if (thinned.length) {
     layout.annotations.push({
-      text: `showing ${thinned.map((d) => `${d.points.returned.toLocaleString('en-US')} of ${d.points.total.toLocaleString('en-US')} ${d.dataset} trials`).join(', ')}, the front in full`,
+      text: `showing ${thinned.map((d) => `${grouped(d.points.returned)} of ${grouped(d.points.total)} ${d.dataset} trials`).join(', ')}, the front in full`,
       showarrow: false, xref: 'paper', yref: 'paper', x: 1, y: 1.06, xanchor: 'right', yanchor: 'bottom',
       font: { size: 11, color: '#6b7685' },
     });
