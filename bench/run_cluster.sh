@@ -4,7 +4,7 @@
 # started here by scripts/services/*.sh and stopped on exit):
 #  (a) empty trials per second, 2 worker processes: bench/queue_bench with the AMQP queue on
 #      PostgreSQL at prefetch 2 (`layerlab worker --prefetch 2`; the default is one per slot
-#      and pack member) and at prefetch 8 (tuned for empty trials), the AMQP queue on
+#      and pack member, raised to 8 while trials are short) and at prefetch 8, the AMQP queue on
 #      SQLite at prefetch 2 (to separate broker and store costs) and the store queue on SQLite
 #      and on PostgreSQL, against Celery's no-op tasks (../shared/peers celery_sweep/driver.py
 #      noop) on the same broker;

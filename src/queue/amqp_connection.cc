@@ -190,18 +190,25 @@ void Connection::qos(int prefetch) {
   check(amqp_get_rpc_reply(conn_), "basic.qos");
 }
 
-void Connection::consume(const std::string& queue) {
+std::string Connection::consume(const std::string& queue) {
   amqp_basic_consume_ok_t* ok =
       amqp_basic_consume(conn_, 1, bytes(queue), amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
   check(amqp_get_rpc_reply(conn_), "basic.consume");
-  consumer_tag_ = text(ok->consumer_tag);
+  consumer_tags_.push_back(text(ok->consumer_tag));
+  return consumer_tags_.back();
+}
+
+void Connection::cancel(const std::string& tag) {
+  const auto it = std::find(consumer_tags_.begin(), consumer_tags_.end(), tag);
+  if (it == consumer_tags_.end()) return;
+  // Deliveries that arrive before cancel-ok are kept by rabbitmq-c for poll_delivery.
+  amqp_basic_cancel(conn_, 1, bytes(tag));
+  check(amqp_get_rpc_reply(conn_), "basic.cancel");
+  consumer_tags_.erase(it);
 }
 
 void Connection::cancel() {
-  if (consumer_tag_.empty()) return;
-  amqp_basic_cancel(conn_, 1, bytes(consumer_tag_));
-  check(amqp_get_rpc_reply(conn_), "basic.cancel");
-  consumer_tag_.clear();
+  while (!consumer_tags_.empty()) cancel(consumer_tags_.back());
 }
 
 void Connection::confirm_select() {

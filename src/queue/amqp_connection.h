@@ -62,9 +62,14 @@ class Connection {
 
   // Declares (idempotently) the queues of `l` and their binding.
   void declare(const Layout& l);
+  // The prefetch of consumers started after this call (those started before keep theirs).
   void qos(int prefetch);
-  void consume(const std::string& queue);
-  // Stops the consumer started by consume(); deliveries already sent can still be read.
+  // Starts a consumer of `queue` on the channel; returns its tag. Several may run at once.
+  std::string consume(const std::string& queue);
+  // Stops one consumer, or every one; deliveries already sent can still be read (and must
+  // be acked or rejected). The broker returns to the queue, marked redelivered, what it had
+  // assigned to that consumer but not sent yet.
+  void cancel(const std::string& tag);
   void cancel();
   void confirm_select();
 
@@ -96,7 +101,7 @@ class Connection {
   amqp_connection_state_t conn_;
   mutable bool broken_ = false;  // an error was seen: close without the handshake
   bool confirming_ = false;
-  std::string consumer_tag_;
+  std::vector<std::string> consumer_tags_;
   uint64_t published_ = 0;  // messages published in confirm mode (their sequence numbers)
 };
 

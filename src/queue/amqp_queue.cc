@@ -8,7 +8,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -28,6 +30,11 @@ using std::chrono::milliseconds;
 constexpr size_t kPublishChunk = 1000;  // messages per wait for confirms
 constexpr milliseconds kMaxBackoff{5000};
 constexpr size_t kMaxStartBatch = 64;  // deliveries started per store transaction, at most
+// Adaptive prefetch (AmqpQueueOptions::max_prefetch): raised after kShortInARow trials in a
+// row each acked within kShortHold of receive(), dropped once one is held for kLongHold.
+constexpr milliseconds kShortHold{50};
+constexpr int kShortInARow = 8;
+constexpr milliseconds kLongHold{1000};
 
 std::string message_body(int64_t trial_id, int64_t study_id, int64_t number) {
   return nlohmann::json{{"trial", trial_id}, {"study", study_id}, {"number", number}}.dump();
@@ -47,7 +54,7 @@ class AmqpQueue final : public TrialQueue {
       : store_(store),
         worker_id_(std::move(worker_id)),
         url_(std::move(url)),
-        layout_(amqp::layout(url_, o.max_attempts)),
+        layout_(amqp::layout(url_, broker_delivery_limit(o.max_attempts))),
         options_(o),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         keeper_(
@@ -95,6 +102,7 @@ class AmqpQueue final : public TrialQueue {
         if (!started_.empty()) {
           Delivery d = std::move(started_.front());
           started_.pop_front();
+          held_[{d.trial_id, d.attempt}] = std::chrono::steady_clock::now();
           return d;
         }
         if (fatal_) throw *fatal_;
@@ -117,6 +125,14 @@ class AmqpQueue final : public TrialQueue {
 
   void ack(const Delivery& d) override {
     keeper_.remove(d.trial_id, d.attempt);
+    {
+      MutexLock lock(mu_);
+      const std::optional<milliseconds> hold = release_hold(d);
+      fast_streak_ = hold && *hold < kShortHold ? fast_streak_ + 1 : 0;
+      if (fast_streak_ >= kShortInARow && boost_tag_.empty() &&
+          options_.max_prefetch > options_.prefetch)
+        boost_wanted_ = true;
+    }
     post({Command::kAck, d.tag, d.connection});
   }
 
@@ -124,6 +140,10 @@ class AmqpQueue final : public TrialQueue {
   // original is acked: a hand-back does not use up one of the trial's deliveries (a
   // requeueing nack would, on a quorum queue).
   void requeue(const Delivery& d) override {
+    {
+      MutexLock lock(mu_);
+      release_hold(d);
+    }
     if (store_.release_trial(d.trial_id, d.attempt))
       publish_copy(message_body(d.trial_id, d.study_id, d.number));
     keeper_.remove(d.trial_id, d.attempt);
@@ -136,12 +156,13 @@ class AmqpQueue final : public TrialQueue {
   void close() override {
     stop_consumer();
     MutexLock lock(mu_);
-    std::deque<Delivery> started;
-    started.swap(started_);
-    for (const Delivery& d : started) keeper_.remove(d.trial_id, d.attempt);
     if (!consumer_) {
       // Nothing to ack them on: the broker requeued the messages already.
-      for (const Delivery& d : started) store_.release_trial(d.trial_id, d.attempt);
+      for (const Delivery& d : started_) {
+        keeper_.remove(d.trial_id, d.attempt);
+        store_.release_trial(d.trial_id, d.attempt);
+      }
+      started_.clear();
       inbox_.clear();
       return;
     }
@@ -149,23 +170,10 @@ class AmqpQueue final : public TrialQueue {
     // No new deliveries from here on (else the copies below would come straight back to
     // this consumer); the ones already sent are read below and handed back.
     consumer_->cancel();
+    boost_tag_.clear();
     while (std::optional<amqp::Message> m = consumer_->poll_delivery())
       inbox_.push_back({m->tag, std::move(m->body), generation_, m->redelivered});
-    auto hand_back = [&](const std::string& body, uint64_t tag) REQUIRES(mu_) {
-      publish_copy(body);
-      consumer_->ack(tag);
-    };
-    for (const Delivery& d : started) {
-      const bool released = store_.release_trial(d.trial_id, d.attempt);
-      if (d.connection != generation_) continue;  // the broker requeued it when that went
-      if (released) {
-        hand_back(message_body(d.trial_id, d.study_id, d.number), d.tag);
-      } else {
-        consumer_->ack(d.tag);  // taken over meanwhile: not ours to hand back
-      }
-    }
-    for (const Raw& raw : inbox_) hand_back(raw.body, raw.tag);
-    inbox_.clear();
+    hand_back_waiting();
     consumer_.reset();
   }
 
@@ -228,6 +236,64 @@ class AmqpQueue final : public TrialQueue {
     }
   }
 
+  // Hands back what came ahead of receive(), the way requeue does: the trials started
+  // together in the store are released, and every message goes back as a copy before the
+  // original is acked (so no delivery is used up).
+  void hand_back_waiting() REQUIRES(mu_) {
+    std::deque<Delivery> started;
+    started.swap(started_);
+    for (const Delivery& d : started) keeper_.remove(d.trial_id, d.attempt);
+    auto hand_back = [&](const std::string& body, uint64_t tag) REQUIRES(mu_) {
+      publish_copy(body);
+      consumer_->ack(tag);
+    };
+    for (const Delivery& d : started) {
+      const bool released = store_.release_trial(d.trial_id, d.attempt);
+      if (d.connection != generation_) continue;  // the broker requeued it when that went
+      if (released) {
+        hand_back(message_body(d.trial_id, d.study_id, d.number), d.tag);
+      } else {
+        consumer_->ack(d.tag);  // taken over meanwhile: not ours to hand back
+      }
+    }
+    for (const Raw& raw : inbox_) hand_back(raw.body, raw.tag);
+    inbox_.clear();
+  }
+
+  // How long d was held since receive() returned it (nothing if it was not handed out).
+  std::optional<milliseconds> release_hold(const Delivery& d) REQUIRES(mu_) {
+    const auto it = held_.find({d.trial_id, d.attempt});
+    if (it == held_.end()) return std::nullopt;
+    const auto hold = std::chrono::duration_cast<milliseconds>(
+        std::chrono::steady_clock::now() - it->second);
+    held_.erase(it);
+    return hold;
+  }
+
+  // The adaptive prefetch, on the I/O thread. Raising it is a second consumer on the
+  // channel (a quorum queue's prefetch is per consumer and fixed when it starts). Dropping
+  // it cancels that consumer, which the broker answers by returning the messages it had
+  // assigned to it (marked redelivered: the backstop limit absorbs that), and hands back
+  // what waits here, so no trial waits behind one that takes long.
+  void adapt_prefetch() REQUIRES(mu_) {
+    if (boost_wanted_ && boost_tag_.empty()) {
+      consumer_->qos(options_.max_prefetch - options_.prefetch);
+      boost_tag_ = consumer_->consume(layout_.trials);
+    } else if (!boost_tag_.empty() && held_longer_than(kLongHold)) {
+      consumer_->cancel(boost_tag_);
+      boost_tag_.clear();
+      fast_streak_ = 0;
+      hand_back_waiting();
+    }
+    boost_wanted_ = false;
+  }
+
+  bool held_longer_than(milliseconds limit) const REQUIRES(mu_) {
+    const auto now = std::chrono::steady_clock::now();
+    return std::any_of(held_.begin(), held_.end(),
+                       [&](const auto& h) { return now - h.second >= limit; });
+  }
+
   // A copy of a message goes to the back of the queue (a hand-back, before the original's
   // ack), as a fresh message for the broker's delivery count.
   void publish_copy(const std::string& body) EXCLUDES(pub_mu_) {
@@ -252,7 +318,7 @@ class AmqpQueue final : public TrialQueue {
     if (ids.empty()) return;
     std::vector<store::Store::Start> starts;
     try {
-      starts = store_.start_trials(ids, worker_id_, options_.lease, layout_.delivery_limit);
+      starts = store_.start_trials(ids, worker_id_, options_.lease, options_.max_attempts);
     } catch (const Error&) {
       MutexLock lock(mu_);  // keep the messages, in order, for the next call
       for (auto it = raws.rbegin(); it != raws.rend(); ++it) inbox_.push_front(std::move(**it));
@@ -384,6 +450,7 @@ class AmqpQueue final : public TrialQueue {
           backoff = milliseconds(100);
         }
         run_commands();
+        adapt_prefetch();
         const bool ready = consumer_->buffered();
         const int fd = consumer_->fd();
         lock.unlock();
@@ -398,6 +465,9 @@ class AmqpQueue final : public TrialQueue {
       } catch (const std::exception& e) {  // any failure, bad_alloc too: reconnect with backoff
         if (!lock.owns_lock()) lock.lock();
         consumer_.reset();
+        boost_tag_.clear();  // a new connection starts at the base prefetch
+        boost_wanted_ = false;
+        fast_streak_ = 0;
         // Messages of the lost connection come again from the broker.
         std::erase_if(inbox_,
                       [&](const Raw& r) REQUIRES(mu_) { return r.connection == generation_; });
@@ -435,12 +505,19 @@ class AmqpQueue final : public TrialQueue {
   std::deque<Delivery> started_ GUARDED_BY(mu_);  // started, not yet received
   std::vector<Command> commands_ GUARDED_BY(mu_);
   std::optional<Error> fatal_ GUARDED_BY(mu_);  // configuration errors
+  // Deliveries returned by receive() and not yet acked or requeued, since when.
+  std::map<std::pair<int64_t, int>, std::chrono::steady_clock::time_point> held_ GUARDED_BY(mu_);
+  int fast_streak_ GUARDED_BY(mu_) = 0;      // trials acked within kShortHold in a row
+  bool boost_wanted_ GUARDED_BY(mu_) = false;  // raise the prefetch (I/O thread)
+  std::string boost_tag_ GUARDED_BY(mu_);      // the raising consumer's tag; empty: none
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread io_;
   LeaseKeeper keeper_;  // last: its thread uses the store and stops first
 };
 
 }  // namespace
+
+int broker_delivery_limit(int max_attempts) { return 10 * max_attempts; }
 
 std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string worker_id,
                                             std::string_view broker_url,
@@ -449,6 +526,9 @@ std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string wor
   if (options.prefetch < 1 || options.prefetch > 65535)
     throw invalid_argument("amqp queue: prefetch must be 1..65535");
   if (options.max_attempts < 1) throw invalid_argument("amqp queue: max_attempts must be >= 1");
+  if (options.max_prefetch != 0 &&
+      (options.max_prefetch < options.prefetch || options.max_prefetch > 65535))
+    throw invalid_argument("amqp queue: max_prefetch must be 0 or prefetch..65535");
   if (options.lease < milliseconds(3))
     throw invalid_argument("amqp queue: the lease must be at least 3 ms");
   return std::make_unique<AmqpQueue>(store, std::move(worker_id),

@@ -99,7 +99,14 @@ struct AmqpQueueOptions {
   // price of trials held by a busy worker while another may idle at the end of a study.
   // A redelivered trial (its last worker may have died of it) is started alone.
   int prefetch = 1;
-  int max_attempts = 3;  // deliveries of a trial before the broker dead-letters it
+  // Above prefetch: the queue raises what it holds to this while trials are short (each
+  // acked within 50 ms of receive, 8 in a row), and drops back to prefetch, handing back
+  // what waits, as soon as one is held for a second. 0: prefetch, fixed.
+  int max_prefetch = 0;
+  // Lost attempts (started, never finished: the worker died) before the store fails a
+  // trial. The broker's own delivery limit is a backstop above it (broker_delivery_limit):
+  // a trial held unstarted by a worker that died loses a delivery, not an attempt.
+  int max_attempts = 3;
   std::chrono::milliseconds lease{30'000};  // store lease of a started trial (takeover check)
   std::chrono::seconds heartbeat{10};       // AMQP heartbeat of the consumer connection
 };
@@ -110,14 +117,21 @@ struct AmqpQueueOptions {
 // and starts each in the store (Store::start_trial): a redelivery of a trial already
 // finished is acknowledged without running. ack() after the result is committed; requeue()
 // releases the trial in the store and hands it back without using up a delivery (a copy is
-// published, then the original acked). A trial delivered `max_attempts` times without an
-// ack (its workers died) is dead-lettered by the broker to NAME.dead (kept for operators)
-// and NAME.dead.store (read by settle_dead_letters). The connection comes back by itself
+// published, then the original acked). A trial started `max_attempts` times without a
+// result (its workers died) is failed by the store at its next delivery and rejected; it
+// and any message delivered broker_delivery_limit times without an ack are dead-lettered
+// to NAME.dead (kept for operators) and NAME.dead.store (read by settle_dead_letters). The connection comes back by itself
 // after the broker restarts (jittered backoff to 5 s); deliveries of the old connection
 // are redelivered by the broker and skipped or taken over through the store. Errors:
 // kInvalidArgument for a bad URL or options, kFailedPrecondition (thrown by receive or
 // publish) for refused credentials, a missing vhost or a queue declared with another limit,
 // kUnavailable while the broker is away.
+// The deliveries after which the broker dead-letters a message, whoever held it: a
+// backstop well above max_attempts, since a crash also costs a delivery to every message
+// its worker held unstarted. Part of the queue's declaration: processes on one queue agree
+// on max_attempts.
+int broker_delivery_limit(int max_attempts);
+
 std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string worker_id,
                                             std::string_view broker_url,
                                             const AmqpQueueOptions& options = {});

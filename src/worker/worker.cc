@@ -53,7 +53,9 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   sq.min_prefetch = options.pack;
   sq.max_prefetch = std::max(sq.max_prefetch, options.pack);
   queue::AmqpQueueOptions aq;
+  // By default one delivery per slot and pack member, raised up to 8 while trials are short.
   aq.prefetch = options.prefetch > 0 ? options.prefetch : options.slots * options.pack;
+  if (options.prefetch == 0) aq.max_prefetch = std::min(65535, 8 * aq.prefetch);
   aq.max_attempts = options.max_attempts;
   aq.lease = options.lease;
   auto queue = queue::make_queue(*queue_store, id, options.broker_url, sq, aq);

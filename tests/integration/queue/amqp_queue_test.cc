@@ -39,11 +39,19 @@ class AmqpQueueTest : public ::testing::Test {
   }
 
   std::unique_ptr<TrialQueue> queue(const std::string& worker, int max_attempts = 3,
-                                    int prefetch = 1) {
+                                    int prefetch = 1, int max_prefetch = 0) {
     AmqpQueueOptions o;
     o.max_attempts = max_attempts;
     o.prefetch = prefetch;
+    o.max_prefetch = max_prefetch;
     return make_amqp_queue(*store_, worker, url_, o);
+  }
+
+  // Trials of `ids` that the store has running: started by a receive() batch.
+  int running(const std::vector<int64_t>& ids) {
+    int n = 0;
+    for (int64_t id : ids) n += store_->get_trial(id).status == store::TrialStatus::kRunning;
+    return n;
   }
 
   void finish(const Delivery& d) {
@@ -192,8 +200,8 @@ TEST_F(AmqpQueueTest, CloseHandsBackPrefetchedTrials) {
   EXPECT_EQ(got, 3);
 }
 
-// A trial whose workers keep dying is dead-lettered after the limit; the coordinator then
-// fails it in the store and the message stays in NAME.dead for operators.
+// A trial whose workers keep dying is failed by the store at its delivery after the
+// limit, and its message is dead-lettered to NAME.dead for operators.
 TEST_F(AmqpQueueTest, APoisonTrialIsDeadLetteredAndFailedInTheStore) {
   const auto ids = add(1);
   auto coordinator = queue("coordinator", 2);
@@ -211,9 +219,80 @@ TEST_F(AmqpQueueTest, APoisonTrialIsDeadLetteredAndFailedInTheStore) {
   EXPECT_EQ(settled, 1);
   const auto t = store_->get_trial(ids[0]);
   EXPECT_EQ(t.status, store::TrialStatus::kFailed);
-  EXPECT_NE(t.error.find("delivered 2 times"), std::string::npos) << t.error;
-  EXPECT_NE(t.error.find(".dead"), std::string::npos) << t.error;
+  EXPECT_NE(t.error.find("delivered 2 times without a result"), std::string::npos) << t.error;
   EXPECT_EQ(depth(".dead", 1), 1);
+}
+
+// A worker that dies costs the trials it held without starting them a broker delivery,
+// not an attempt: at max_attempts 1 they still run (the broker's limit is a backstop
+// above max_attempts), while the trial it was running is failed.
+TEST_F(AmqpQueueTest, ATrialHeldUnstartedByAWorkerThatDiedStillRuns) {
+  const auto ids = add(2);
+  auto coordinator = queue("coordinator", 1);
+  coordinator->publish(study_, {ids[0]});
+  {
+    auto dying = queue("dying", 1, /*prefetch=*/2);
+    ASSERT_TRUE(dying->receive(kWait));
+    coordinator->publish(study_, {ids[1]});
+    std::this_thread::sleep_for(milliseconds(300));  // ids[1] reaches the dying worker
+  }  // dies without acking either
+  EXPECT_EQ(store_->get_trial(ids[1]).status, store::TrialStatus::kQueued)
+      << "never started, so never charged an attempt";
+  auto q = queue("w", 1);
+  std::vector<int64_t> ran;
+  while (auto d = q->receive(milliseconds(1500))) {
+    ran.push_back(d->trial_id);
+    finish(*d);
+    q->ack(*d);
+  }
+  EXPECT_EQ(ran, std::vector<int64_t>{ids[1]});
+  EXPECT_EQ(store_->get_trial(ids[0]).status, store::TrialStatus::kFailed);
+  EXPECT_EQ(store_->get_trial(ids[1]).status, store::TrialStatus::kCompleted);
+  EXPECT_EQ(depth(".dead", 1), 1);
+}
+
+// Short trials raise what a worker holds (several start per store transaction); one held
+// for a second drops it back and hands back what waited behind it, unused.
+TEST_F(AmqpQueueTest, ShortTrialsRaiseThePrefetchAndALongOneDropsIt) {
+  const auto ids = add(60);
+  queue("coordinator")->publish(study_, ids);
+  auto q = queue("w", 3, /*prefetch=*/1, /*max_prefetch=*/8);
+  std::optional<Delivery> held;
+  int done = 0;
+  for (int i = 0; i < 40 && !held; ++i) {
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    if (running(ids) > 1) {
+      held = d;  // started together with what came ahead: the prefetch went up
+    } else {
+      finish(*d);
+      q->ack(*d);
+      ++done;
+    }
+  }
+  ASSERT_TRUE(held) << "40 trials acked at once did not raise the prefetch";
+  EXPECT_GE(done, 8);
+  // Held past a second: the others go back to the queue as released, not lost.
+  int now_running = 0;
+  for (int i = 0; i < 100; ++i) {
+    now_running = running(ids);
+    if (now_running == 1) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(now_running, 1);
+  finish(*held);
+  q->ack(*held);
+  while (auto d = q->receive(milliseconds(1500))) {
+    finish(*d);
+    q->ack(*d);
+  }
+  for (int64_t id : ids) {
+    EXPECT_EQ(store_->get_trial(id).status, store::TrialStatus::kCompleted) << id;
+    EXPECT_EQ(store_->get_trial(id).lost, 0) << id;
+    for (const auto& a : store_->list_attempts(id))
+      EXPECT_TRUE(a.outcome == "released" || a.outcome == "completed") << a.outcome;
+  }
+  EXPECT_EQ(depth(".dead", 0), 0);
 }
 
 TEST_F(AmqpQueueTest, AMessageThatIsNotATrialIsDeadLetteredNotRetried) {
