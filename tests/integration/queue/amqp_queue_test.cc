@@ -257,21 +257,33 @@ TEST_F(AmqpQueueTest, ShortTrialsRaiseThePrefetchAndALongOneDropsIt) {
   const auto ids = add(60);
   queue("coordinator")->publish(study_, ids);
   auto q = queue("w", 3, /*prefetch=*/1, /*max_prefetch=*/8);
-  std::optional<Delivery> held;
   int done = 0;
-  for (int i = 0; i < 40 && !held; ++i) {
+  bool raised = false;
+  for (int i = 0; i < 40 && !raised; ++i) {
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    finish(*d);
+    q->ack(*d);
+    ++done;
+    // Started in the store but not handed out yet: they came ahead, the prefetch went up.
+    raised = running(ids) > 0;
+  }
+  ASSERT_TRUE(raised) << "40 trials acked at once did not raise the prefetch";
+  EXPECT_GE(done, 8);
+  // Hold one while others were started with it (what the raised prefetch brought).
+  std::optional<Delivery> held;
+  for (int i = 0; i < 20 && !held; ++i) {
+    std::this_thread::sleep_for(milliseconds(200));
     auto d = q->receive(kWait);
     ASSERT_TRUE(d);
     if (running(ids) > 1) {
-      held = d;  // started together with what came ahead: the prefetch went up
+      held = d;
     } else {
       finish(*d);
       q->ack(*d);
-      ++done;
     }
   }
-  ASSERT_TRUE(held) << "40 trials acked at once did not raise the prefetch";
-  EXPECT_GE(done, 8);
+  ASSERT_TRUE(held);
   // Held past a second: the others go back to the queue as released, not lost.
   int now_running = 0;
   for (int i = 0; i < 100; ++i) {
