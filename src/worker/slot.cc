@@ -274,6 +274,9 @@ class Slot::Loop {
     const StudyContext& sc = *m.study;
     const bool decide = sc.pruner && sc.pruner->decides_at(r.epoch);
     if (decide || clock_.now() - m.last_flush > kFlushInterval) flush(m);
+    // Results of earlier short trials do not wait for the end of a long one.
+    if (!unreported_.empty() && clock_.now() - oldest_unreported_ > kMaxResultDelay)
+      commit_results();
     if (r.epoch == 1) faults_.at(CrashPoint::kAfterEpoch, d.number);
     if (stop_) interrupted = true;
     if (queue_.lost(d)) m.lost = true;

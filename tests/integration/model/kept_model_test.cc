@@ -209,11 +209,12 @@ TEST(KeptModels, PostgresStoreKeepsEachDatasetsTopThroughAKilledWorker) {
 // A `run` killed mid-study (its workers lose their leases) and run again: the resumed study
 // ends with each dataset's top 2 kept, counting the trials of both runs.
 TEST(KeptModels, ResumedStudyKeepsTheRightTop) {
-  // digits and wider layers: trials long enough that the study is still running when killed.
+  // digits, wider and longer: its trials take about half a second each here, so the study
+  // is still running when killed (at 12 epochs a loaded machine once finished it first).
   std::string yaml = kKeptStudy;
   yaml.replace(yaml.find("[iris, wine]"), 12, "[digits, wine]");
   yaml.replace(yaml.find("units: {value: 16}"), 18, "units: {value: 64}");
-  yaml.replace(yaml.find("epochs: {value: 5}"), 18, "epochs: {value: 12}");
+  yaml.replace(yaml.find("epochs: {value: 5}"), 18, "epochs: {value: 60}");
   const Study s = write_study("kept-resume", yaml);
   const pid_t pid = testing::spawn_layerlab(
       "run " + s.file.string() + " --store " + s.store + " --workers 2 --lease-seconds 1", s.dir);

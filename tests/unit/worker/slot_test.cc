@@ -137,6 +137,27 @@ TEST_F(SlotTest, ShortTrialsCommitTheirResultsEightAtATime) {
   EXPECT_EQ(std::count(done_at_commit.begin(), done_at_commit.end(), 20), 4);
 }
 
+// Three short trials wait to share a commit; the fourth takes long (the clock moves during
+// its first epoch): the three are committed during its training, not after it.
+TEST_F(SlotTest, ResultsOfShortTrialsDoNotWaitForTheEndOfALongOne) {
+  const int64_t study = make_study("short-then-long", 1, 5);
+  int started = 0;
+  int64_t long_trial = -1;
+  hook_.on = [&](CrashPoint p, int64_t n) {
+    if (p == CrashPoint::kBeforeTraining && ++started == 4) long_trial = n;
+    if (p == CrashPoint::kAfterEpoch && n == long_trial) clock_.advance(milliseconds(500));
+  };
+  const WorkerSummary s = run_slot(study, 1, milliseconds(30'000), /*max_prefetch=*/1);
+  EXPECT_EQ(s.trials, 5);
+  ASSERT_GE(long_trial, 0);
+  const auto end_of_long = std::find(hook_.seen.begin(), hook_.seen.end(),
+                                     std::make_pair(CrashPoint::kAfterTraining, long_trial));
+  ASSERT_NE(end_of_long, hook_.seen.end());
+  EXPECT_EQ(std::count_if(hook_.seen.begin(), end_of_long,
+                          [](const auto& e) { return e.first == CrashPoint::kAfterCommit; }),
+            3);
+}
+
 TEST_F(SlotTest, APackTrainsTogetherOnlyTrialsOfOneShape) {
   // Trials of two shapes, interleaved by number: 0, 2, 4, 6 have one layer, 1, 3, 5, 7 two.
   const int64_t source = make_study("shapes", 2, 4);
