@@ -264,8 +264,8 @@ class AmqpQueue final : public TrialQueue {
   std::optional<milliseconds> release_hold(const Delivery& d) REQUIRES(mu_) {
     const auto it = held_.find({d.trial_id, d.attempt});
     if (it == held_.end()) return std::nullopt;
-    const auto hold = std::chrono::duration_cast<milliseconds>(
-        std::chrono::steady_clock::now() - it->second);
+    const auto hold =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - it->second);
     held_.erase(it);
     return hold;
   }
@@ -507,7 +507,7 @@ class AmqpQueue final : public TrialQueue {
   std::optional<Error> fatal_ GUARDED_BY(mu_);  // configuration errors
   // Deliveries returned by receive() and not yet acked or requeued, since when.
   std::map<std::pair<int64_t, int>, std::chrono::steady_clock::time_point> held_ GUARDED_BY(mu_);
-  int fast_streak_ GUARDED_BY(mu_) = 0;      // trials acked within kShortHold in a row
+  int fast_streak_ GUARDED_BY(mu_) = 0;        // trials acked within kShortHold in a row
   bool boost_wanted_ GUARDED_BY(mu_) = false;  // raise the prefetch (I/O thread)
   std::string boost_tag_ GUARDED_BY(mu_);      // the raising consumer's tag; empty: none
   bool stopping_ GUARDED_BY(mu_) = false;
@@ -517,7 +517,9 @@ class AmqpQueue final : public TrialQueue {
 
 }  // namespace
 
-int broker_delivery_limit(int max_attempts) { return 10 * max_attempts; }
+int broker_delivery_limit(int max_attempts) {
+  return 10 * max_attempts;
+}
 
 std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string worker_id,
                                             std::string_view broker_url,

@@ -111,6 +111,12 @@ struct AmqpQueueOptions {
   std::chrono::seconds heartbeat{10};       // AMQP heartbeat of the consumer connection
 };
 
+// The deliveries after which the broker dead-letters a message, whoever held it: a
+// backstop well above max_attempts, since a crash also costs a delivery to every message
+// its worker held unstarted. Part of the queue's declaration: processes on one queue agree
+// on max_attempts.
+int broker_delivery_limit(int max_attempts);
+
 // The RabbitMQ queue (broker URL amqp://user:pass@host:port/vhost[?queue=NAME]). publish()
 // sends one persistent message per trial to a durable quorum queue and returns once the
 // broker has confirmed them all. receive() takes deliveries (at most `prefetch` unacked)
@@ -120,18 +126,12 @@ struct AmqpQueueOptions {
 // published, then the original acked). A trial started `max_attempts` times without a
 // result (its workers died) is failed by the store at its next delivery and rejected; it
 // and any message delivered broker_delivery_limit times without an ack are dead-lettered
-// to NAME.dead (kept for operators) and NAME.dead.store (read by settle_dead_letters). The connection comes back by itself
-// after the broker restarts (jittered backoff to 5 s); deliveries of the old connection
-// are redelivered by the broker and skipped or taken over through the store. Errors:
-// kInvalidArgument for a bad URL or options, kFailedPrecondition (thrown by receive or
-// publish) for refused credentials, a missing vhost or a queue declared with another limit,
-// kUnavailable while the broker is away.
-// The deliveries after which the broker dead-letters a message, whoever held it: a
-// backstop well above max_attempts, since a crash also costs a delivery to every message
-// its worker held unstarted. Part of the queue's declaration: processes on one queue agree
-// on max_attempts.
-int broker_delivery_limit(int max_attempts);
-
+// to NAME.dead (kept for operators) and NAME.dead.store (read by settle_dead_letters). The
+// connection comes back by itself after the broker restarts (jittered backoff to 5 s);
+// deliveries of the old connection are redelivered by the broker and skipped or taken over
+// through the store. Errors: kInvalidArgument for a bad URL or options, kFailedPrecondition
+// (thrown by receive or publish) for refused credentials, a missing vhost or a queue
+// declared with another limit, kUnavailable while the broker is away.
 std::unique_ptr<TrialQueue> make_amqp_queue(store::Store& store, std::string worker_id,
                                             std::string_view broker_url,
                                             const AmqpQueueOptions& options = {});

@@ -235,7 +235,7 @@ TEST_F(AmqpQueueTest, ATrialHeldUnstartedByAWorkerThatDiedStillRuns) {
     ASSERT_TRUE(dying->receive(kWait));
     coordinator->publish(study_, {ids[1]});
     std::this_thread::sleep_for(milliseconds(300));  // ids[1] reaches the dying worker
-  }  // dies without acking either
+  }                                                  // dies without acking either
   EXPECT_EQ(store_->get_trial(ids[1]).status, store::TrialStatus::kQueued)
       << "never started, so never charged an attempt";
   auto q = queue("w", 1);
