@@ -44,7 +44,7 @@ serve() {
   cp "$3" "$work/$1/s.db"
   "$2" serve --store "sqlite:$work/$1/s.db" --bind 127.0.0.1:0 >/dev/null 2>"$work/$1/err" </dev/null &
   echo $! >>"$work/pids"
-  for _ in $(seq 300); do grep -q "dashboard at" "$work/$1/err" && break; sleep 0.1; done
+  for _ in $(seq 300); do grep -qs "dashboard at" "$work/$1/err" && break; sleep 0.1; done
   local base
   base=$(grep -o "http://127.0.0.1:[0-9]*" "$work/$1/err" | head -1)
   # the first aggregate waits for the server's start-up load of the study
