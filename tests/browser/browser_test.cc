@@ -87,6 +87,7 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   const auto w1 = dir / "w1";
   std::filesystem::create_directories(w1);
   const pid_t first = spawn_layerlab("worker --store " + url + " --pack 2 --quiet", w1);
+  const ::layerlab::testing::KillOnExit first_guard(first);
   ASSERT_TRUE(wait_for([&] { return finished_trials(*c, study) >= 6; }, 120));
   ::kill(first, SIGTERM);
   int status = 0;
@@ -111,6 +112,7 @@ TEST(Browser, StudyPageRendersAndFollowsARunningStudy) {
   const auto w2 = dir / "w2";
   std::filesystem::create_directories(w2);
   const pid_t second = spawn_layerlab("worker --store " + url + " --quiet", w2);
+  const ::layerlab::testing::KillOnExit second_guard(second);
   browser.join();
   ::kill(second, SIGTERM);
   ::waitpid(second, nullptr, 0);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,26 @@ inline pid_t spawn_layerlab(const std::string& args, const std::filesystem::path
   }
   return pid;
 }
+
+// Kills (SIGKILL) and reaps a spawned child that still runs when the guard goes out of
+// scope, so that a test failing an ASSERT part-way leaves no `run` or worker behind. A child
+// the test has reaped itself is left alone: waitpid then says it is no child of ours, so a
+// reused pid is never signalled.
+class KillOnExit {
+ public:
+  explicit KillOnExit(pid_t pid) : pid_(pid) {}
+  ~KillOnExit() {
+    if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  KillOnExit(const KillOnExit&) = delete;
+  KillOnExit& operator=(const KillOnExit&) = delete;
+
+ private:
+  pid_t pid_;
+};
 
 // A fresh, empty directory for one test.
 inline std::filesystem::path fresh_dir(const std::string& name) {

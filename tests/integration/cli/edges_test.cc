@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -184,6 +185,7 @@ TEST(Secrets, ServeWorkersGetTheStoreUrlThroughTheEnvironmentAndLogsHideThePassw
   const auto dir = testing::fresh_dir("secrets-serve");
   const pid_t serve =
       spawn_layerlab("serve --store '" + store.url + "' --bind 127.0.0.1:0 --workers 2", dir);
+  const ::layerlab::testing::KillOnExit serve_guard(serve);
   const int port = testing::announced_port(dir);
   ASSERT_GT(port, 0) << read_file(dir / "bg.err");
   const std::vector<pid_t> workers = wait_workers(serve, 2);
@@ -241,6 +243,7 @@ TEST(Secrets, RunTakesTheStoreFromTheEnvironmentAndKeepsItOffEveryCommandLine) {
                                        "' LAYERLAB_TEST_HOLD=before_training:* "
                                        "LAYERLAB_TEST_HOLD_FILE=" +
                                        hold.string());
+  const ::layerlab::testing::KillOnExit run_guard(run);
   const std::vector<pid_t> workers = wait_workers(run, 2);
   EXPECT_EQ(workers.size(), 2u) << read_file(dir / "bg.err");
   EXPECT_EQ(cmdline(run).find(kPassword), std::string::npos);
@@ -276,6 +279,22 @@ TEST(Secrets, AFlagWithAPasswordOrATokenDrawsAWarning) {
       << r.err;
   r = run_layerlab("studies --store sqlite:" + (dir / "s.db").string());
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << "no password, no warning: " << r.err;
+}
+
+// The guard the tests put on what they spawn: a child still running when a test returns
+// early (a failed ASSERT) is killed and reaped, not left behind.
+TEST(TestSupport, KillOnExitStopsAChildThatIsStillRunning) {
+  const auto dir = testing::fresh_dir("kill-on-exit");
+  pid_t pid = 0;
+  {
+    pid = spawn_layerlab("serve --store sqlite:" + (dir / "s.db").string() + " --bind 127.0.0.1:0",
+                         dir);
+    const testing::KillOnExit guard(pid);
+    ASSERT_GT(testing::announced_port(dir), 0) << read_file(dir / "bg.err");
+  }
+  errno = 0;
+  EXPECT_EQ(::kill(pid, 0), -1) << "still running";
+  EXPECT_EQ(errno, ESRCH) << "not reaped";
 }
 
 }  // namespace

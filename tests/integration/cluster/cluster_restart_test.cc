@@ -24,6 +24,7 @@ void restart_mid_study(const std::function<void()>& restart) {
   const pid_t pid = spawn_layerlab(
       run_args(c, 2), c.study.dir,
       "LAYERLAB_TEST_HOLD=before_training:10-29 LAYERLAB_TEST_HOLD_FILE=" + hold.string());
+  const ::layerlab::testing::KillOnExit pid_guard(pid);
   struct Release {  // an early return must not leave the workers parked
     std::filesystem::path file;
     ~Release() { std::filesystem::remove(file); }

@@ -142,6 +142,7 @@ TEST(Cluster, SigtermHandsBackUnfinishedTrialsAndAnotherWorkerFinishes) {
   std::filesystem::create_directories(first_dir);
   const pid_t first = spawn_layerlab(
       "worker --store '" + c.study.store + "' --broker '" + c.broker + "' --slots 2", first_dir);
+  const ::layerlab::testing::KillOnExit first_guard(first);
   ASSERT_TRUE(wait_finished(c.study, "slow", 3)) << testing::read_file(first_dir / "bg.err");
   // A stopped worker hands back what it holds instead of finishing it (30 slow trials
   // would outlast the wait).
@@ -160,6 +161,7 @@ TEST(Cluster, SigtermHandsBackUnfinishedTrialsAndAnotherWorkerFinishes) {
   const pid_t second = spawn_layerlab("worker --store '" + c.study.store + "' --broker '" +
                                           c.broker + "' --study slow --exit-when-done",
                                       second_dir);
+  const ::layerlab::testing::KillOnExit second_guard(second);
   EXPECT_EQ(wait_exit(second, std::chrono::seconds(240)), 0)
       << testing::read_file(second_dir / "bg.err");
   const auto trials = trials_by_number(export_json(c.study, "slow"));
@@ -242,6 +244,7 @@ TEST(Cluster, AWorkerHostCutOffMidStudyLosesNothing) {
       "worker --store '" + far_store + "' --broker '" + far_broker + "'", far_dir,
       "LAYERLAB_TEST_PAUSE=after_epoch:3 LAYERLAB_TEST_PAUSE_FILE=" + paused.string() + " " +
           far.run_prefix());
+  const ::layerlab::testing::KillOnExit far_worker_guard(far_worker);
   for (int i = 0; i < 600 && !std::filesystem::exists(paused); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_TRUE(std::filesystem::exists(paused)) << testing::read_file(far_dir / "bg.err");
@@ -251,6 +254,7 @@ TEST(Cluster, AWorkerHostCutOffMidStudyLosesNothing) {
   const pid_t near_worker = spawn_layerlab("worker --store '" + c.study.store + "' --broker '" +
                                                c.broker + "' --study slow --exit-when-done",
                                            near_dir);
+  const ::layerlab::testing::KillOnExit near_worker_guard(near_worker);
   far.cut();
   EXPECT_EQ(wait_exit(near_worker, std::chrono::seconds(300)), 0)
       << testing::read_file(near_dir / "bg.err");

@@ -218,6 +218,7 @@ TEST(KeptModels, ResumedStudyKeepsTheRightTop) {
   const Study s = write_study("kept-resume", yaml);
   const pid_t pid = testing::spawn_layerlab(
       "run " + s.file.string() + " --store " + s.store + " --workers 2 --lease-seconds 1", s.dir);
+  const ::layerlab::testing::KillOnExit pid_guard(pid);
   ASSERT_TRUE(testing::wait_finished(s, "kept", 4));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);

@@ -162,6 +162,7 @@ void interrupt_and_resume(int signal) {
   const Study s = write_study("run-signal-" + std::to_string(signal), kSlowStudy);
   const pid_t pid = testing::spawn_layerlab(
       "run " + s.file.string() + " --store " + s.store + " --workers 2 --lease-seconds 1", s.dir);
+  const ::layerlab::testing::KillOnExit pid_guard(pid);
   ASSERT_TRUE(wait_finished(s, "slow", 4));
   kill(pid, signal);
   int status = 0;

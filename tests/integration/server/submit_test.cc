@@ -182,6 +182,7 @@ TEST(ServerSubmit, RunServesItsDashboardWhileTheStudyRuns) {
                                        " --store sqlite:" + (dir / "s.db").string() +
                                        " -w 1 --dashboard=" + std::to_string(free_port()),
                                    dir);
+  const ::layerlab::testing::KillOnExit run_guard(run);
   const int port = announced_port(dir, "#/study/1");
   ASSERT_GT(port, 0) << read_file(dir / "bg.err");
   httplib::Client c("127.0.0.1", port);
