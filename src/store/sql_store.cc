@@ -397,10 +397,10 @@ bool SqlStore<Db>::finish_trial(int64_t trial_id, int attempt, TrialStatus statu
 }
 
 template <typename Db>
-std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& finishes) {
+std::vector<typename SqlStore<Db>::Prepared> SqlStore<Db>::prepare_finishes(
+    const std::vector<TrialFinish>& finishes) const {
   std::vector<Prepared> prepared;
-  std::set<int64_t> ids;
-  for (const TrialFinish& f : finishes) {  // every check before the transaction
+  for (const TrialFinish& f : finishes) {
     if (!is_finished(f.status))
       throw invalid_argument(where("finish_trial") + "'" + to_string(f.status) +
                              "' is not a finished status");
@@ -410,24 +410,52 @@ std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& fi
     p.extras = epoch_extras("finish_trial", f.epochs);
     if (!f.result.is_null()) p.result = to_text(f.result, "finish_trial", "result");
     prepared.push_back(std::move(p));
-    ids.insert(f.trial_id);
   }
-  MutexLock lock(mu_);
-  return write("finish_trial", [&]() REQUIRES(mu_) {
-    const int64_t now = now_ms();
-    std::vector<bool> applied(finishes.size(), false);
-    if (ids.size() == finishes.size()) {
-      std::vector<size_t> all(finishes.size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-      finish_batch(finishes, prepared, all, now, applied);
-    } else {
-      // A trial reported twice in one call: one at a time, so the second sees the first.
-      for (size_t i = 0; i < finishes.size(); ++i)
-        finish_batch(finishes, prepared, {i}, now, applied);
-    }
+  return prepared;
+}
+
+template <typename Db>
+std::vector<bool> SqlStore<Db>::apply_finishes(const std::vector<TrialFinish>& finishes,
+                                               const std::vector<Prepared>& prepared, int64_t now) {
+  std::set<int64_t> ids;
+  for (const TrialFinish& f : finishes) ids.insert(f.trial_id);
+  std::vector<bool> applied(finishes.size(), false);
+  if (finishes.empty()) return applied;
+  if (ids.size() == finishes.size()) {
+    std::vector<size_t> all(finishes.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    finish_batch(finishes, prepared, all, now, applied);
+  } else {
+    // A trial reported twice in one call: one at a time, so the second sees the first.
     for (size_t i = 0; i < finishes.size(); ++i)
-      if (applied[i] && finishes[i].keep) keep_weights(finishes[i], now);
-    return applied;
+      finish_batch(finishes, prepared, {i}, now, applied);
+  }
+  for (size_t i = 0; i < finishes.size(); ++i)
+    if (applied[i] && finishes[i].keep) keep_weights(finishes[i], now);
+  return applied;
+}
+
+template <typename Db>
+std::vector<bool> SqlStore<Db>::finish_trials(const std::vector<TrialFinish>& finishes) {
+  const std::vector<Prepared> prepared = prepare_finishes(finishes);  // every check first
+  MutexLock lock(mu_);
+  return write("finish_trial",
+               [&]() REQUIRES(mu_) { return apply_finishes(finishes, prepared, now_ms()); });
+}
+
+template <typename Db>
+Store::FinishedAndStarted SqlStore<Db>::finish_and_start_trials(
+    const std::vector<TrialFinish>& finishes, const std::vector<int64_t>& start_ids,
+    const std::string& worker_id, std::chrono::milliseconds lease, int max_attempts) {
+  const std::vector<Prepared> prepared = prepare_finishes(finishes);  // every check first
+  if (!start_ids.empty()) check_start(worker_id, lease, max_attempts);
+  MutexLock lock(mu_);
+  return write("finish_and_start_trials", [&]() REQUIRES(mu_) {
+    const int64_t now = now_ms();
+    FinishedAndStarted out;
+    out.applied = apply_finishes(finishes, prepared, now);
+    out.starts = apply_starts(start_ids, worker_id, lease, max_attempts, now);
+    return out;
   });
 }
 
@@ -560,28 +588,40 @@ std::optional<Claim> SqlStore<Db>::start_trial(int64_t trial_id, const std::stri
 }
 
 template <typename Db>
+void SqlStore<Db>::check_start(const std::string& worker_id, std::chrono::milliseconds lease,
+                               int max_attempts) const {
+  if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
+  if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
+  if (max_attempts < 0) throw invalid_argument(where("start_trial") + "max_attempts < 0");
+}
+
+template <typename Db>
+std::vector<Store::Start> SqlStore<Db>::apply_starts(const std::vector<int64_t>& ids,
+                                                     const std::string& worker_id,
+                                                     std::chrono::milliseconds lease,
+                                                     int max_attempts, int64_t now) {
+  std::vector<Start> out(ids.size());
+  if (ids.empty()) return out;
+  const int64_t expires = now + lease.count();
+  if (std::set<int64_t>(ids.begin(), ids.end()).size() == ids.size()) {
+    start_batch(ids, worker_id, now, expires, max_attempts, out, 0);
+  } else {
+    // A trial delivered twice in one call: one at a time, so the second sees the first.
+    for (size_t i = 0; i < ids.size(); ++i)
+      start_batch({ids[i]}, worker_id, now, expires, max_attempts, out, i);
+  }
+  return out;
+}
+
+template <typename Db>
 std::vector<Store::Start> SqlStore<Db>::start_trials(const std::vector<int64_t>& trial_ids,
                                                      const std::string& worker_id,
                                                      std::chrono::milliseconds lease,
                                                      int max_attempts) {
-  if (worker_id.empty()) throw invalid_argument(where("start_trial") + "empty worker id");
-  if (lease.count() <= 0) throw invalid_argument(where("start_trial") + "lease must be > 0");
-  if (max_attempts < 0) throw invalid_argument(where("start_trial") + "max_attempts < 0");
-  const bool distinct =
-      std::set<int64_t>(trial_ids.begin(), trial_ids.end()).size() == trial_ids.size();
+  check_start(worker_id, lease, max_attempts);
   MutexLock lock(mu_);
   return write("start_trial", [&]() REQUIRES(mu_) {
-    const int64_t now = now_ms();
-    const int64_t expires = now + lease.count();
-    std::vector<Start> out(trial_ids.size());
-    if (distinct) {
-      start_batch(trial_ids, worker_id, now, expires, max_attempts, out, 0);
-    } else {
-      // A trial delivered twice in one call: one at a time, so the second sees the first.
-      for (size_t i = 0; i < trial_ids.size(); ++i)
-        start_batch({trial_ids[i]}, worker_id, now, expires, max_attempts, out, i);
-    }
-    return out;
+    return apply_starts(trial_ids, worker_id, lease, max_attempts, now_ms());
   });
 }
 

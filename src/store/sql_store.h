@@ -86,6 +86,11 @@ class SqlStore : public Store {
   std::vector<Start> start_trials(const std::vector<int64_t>& trial_ids,
                                   const std::string& worker_id, std::chrono::milliseconds lease,
                                   int max_attempts) override;
+  FinishedAndStarted finish_and_start_trials(const std::vector<TrialFinish>& finishes,
+                                             const std::vector<int64_t>& start_ids,
+                                             const std::string& worker_id,
+                                             std::chrono::milliseconds lease,
+                                             int max_attempts) override;
   bool fail_trial(int64_t trial_id, const std::string& error) override;
 
   // ---- workers and followers
@@ -213,6 +218,17 @@ class SqlStore : public Store {
   void check_attempt(const char* call, int attempt) const;
   void require_study(const char* call, int64_t id) REQUIRES(mu_);  // inside a transaction
   void check_keep(const TrialFinish& f) const;
+  // finish_trials' checks and conversions, before the transaction.
+  std::vector<Prepared> prepare_finishes(const std::vector<TrialFinish>& finishes) const;
+  void check_start(const std::string& worker_id, std::chrono::milliseconds lease,
+                   int max_attempts) const;
+  // Inside a write transaction: the finishes (prepared), then the starts.
+  std::vector<bool> apply_finishes(const std::vector<TrialFinish>& finishes,
+                                   const std::vector<Prepared>& prepared, int64_t now)
+      REQUIRES(mu_);
+  std::vector<Start> apply_starts(const std::vector<int64_t>& ids, const std::string& worker_id,
+                                  std::chrono::milliseconds lease, int max_attempts, int64_t now)
+      REQUIRES(mu_);
   void keep_weights(const TrialFinish& f, int64_t now) REQUIRES(mu_);  // inside a write
   bool lock_trial(int64_t trial_id) REQUIRES(mu_);                     // inside a write transaction
   template <typename Cursor>

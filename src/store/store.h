@@ -175,6 +175,19 @@ class Store {
                                           const std::string& worker_id,
                                           std::chrono::milliseconds lease,
                                           int max_attempts = 0) = 0;
+  // finish_trials(finishes), then start_trials(start_ids, ...), in one transaction: a worker
+  // on short trials commits its results and starts what the broker sent ahead with one
+  // commit instead of two. Both apply or neither (an error rolls back both). The finishes
+  // come first: a trial in both is finished, then found finished (no claim).
+  struct FinishedAndStarted {
+    std::vector<bool> applied;  // as finish_trials returns
+    std::vector<Start> starts;  // as start_trials returns
+  };
+  virtual FinishedAndStarted finish_and_start_trials(const std::vector<TrialFinish>& finishes,
+                                                     const std::vector<int64_t>& start_ids,
+                                                     const std::string& worker_id,
+                                                     std::chrono::milliseconds lease,
+                                                     int max_attempts) = 0;
   // Fails a trial whose deliveries ran out (the broker dead-lettered it after its delivery
   // limit): a running attempt is lost (outcome "lost", lost + 1), the trial becomes failed
   // with `error`. false, writing nothing, when it was already finished. kNotFound.

@@ -84,6 +84,70 @@ TEST_P(StoreTest, StartTrialsStartsABatchInOneTransaction) {
   EXPECT_EQ(store_->get_trial(id).lost, 1);
 }
 
+// A worker on short trials commits its results and starts what the broker sent ahead in
+// one transaction: each part as finish_trials and start_trials would do it, finishes first.
+TEST_P(StoreTest, FinishAndStartTrialsDoesBothInOneTransaction) {
+  const int64_t study = study_with_trials("s", 4);
+  const std::vector<TrialRecord> t = store_->list_trials(study, {});
+  const std::vector<Store::Start> first =
+      store_->start_trials({t[0].id, t[1].id}, "w1", kDeliveryLease);
+  ASSERT_TRUE(first[0].claim && first[1].claim);
+  const int64_t before = store_->last_trial_change();
+  const uint64_t transactions = store_->stats().transactions;
+  const std::vector<TrialFinish> finishes = {
+      {t[0].id, 1, TrialStatus::kCompleted, {{"ok", true}}, 0.9, "", {}},
+      {t[1].id, 1, TrialStatus::kFailed, nullptr, std::nullopt, "boom", {}}};
+  // t[1] is both finished and delivered again (a copy of its message): the finish comes
+  // first, so the delivery finds a committed result and starts nothing.
+  const Store::FinishedAndStarted done = store_->finish_and_start_trials(
+      finishes, {t[2].id, t[1].id, t[3].id}, "w2", kDeliveryLease, 3);
+  EXPECT_EQ(store_->stats().transactions, transactions + 1);
+  EXPECT_EQ(done.applied, (std::vector<bool>{true, true}));
+  ASSERT_EQ(done.starts.size(), 3u);
+  ASSERT_TRUE(done.starts[0].claim);
+  EXPECT_EQ(done.starts[0].claim->trial_id, t[2].id);
+  EXPECT_EQ(done.starts[0].claim->attempt, 1);
+  EXPECT_TRUE(done.starts[1].known);
+  EXPECT_FALSE(done.starts[1].claim);
+  ASSERT_TRUE(done.starts[2].claim);
+  EXPECT_EQ(done.starts[2].claim->number, 3);
+  EXPECT_EQ(store_->get_trial(t[0].id).status, TrialStatus::kCompleted);
+  EXPECT_EQ(store_->get_trial(t[0].id).value, 0.9);
+  EXPECT_EQ(store_->get_trial(t[1].id).status, TrialStatus::kFailed);
+  EXPECT_EQ(store_->get_trial(t[1].id).error, "boom");
+  EXPECT_EQ(store_->get_trial(t[3].id).worker_id, "w2");
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kRunning], 2);
+  EXPECT_EQ(store_->trials_changed_since(before, 100).size(), 4u);
+  // Either part may be empty.
+  EXPECT_TRUE(store_->finish_and_start_trials({}, {}, "w2", kDeliveryLease, 3).applied.empty());
+  const Store::FinishedAndStarted only_finish = store_->finish_and_start_trials(
+      {{t[2].id, 1, TrialStatus::kCompleted, nullptr, 0.5, "", {}}}, {}, "", milliseconds(0), 0);
+  EXPECT_EQ(only_finish.applied, std::vector<bool>{true});
+  EXPECT_TRUE(only_finish.starts.empty());
+}
+
+// An error in either part writes nothing of the other: a bad start is refused before the
+// transaction, and an unknown trial among the finishes rolls the starts back.
+TEST_P(StoreTest, FinishAndStartTrialsWritesNothingWhenEitherPartFails) {
+  const int64_t study = study_with_trials("s", 2);
+  const std::vector<TrialRecord> t = store_->list_trials(study, {});
+  ASSERT_TRUE(store_->start_trials({t[0].id}, "w1", kDeliveryLease)[0].claim);
+  const int64_t change = store_->last_trial_change();
+  const TrialFinish good{t[0].id, 1, TrialStatus::kCompleted, nullptr, 0.9, "", {}};
+  EXPECT_STORE_ERROR(store_->finish_and_start_trials({good}, {t[1].id}, "", kDeliveryLease, 3),
+                     ErrorCode::kInvalidArgument, "empty worker id");
+  EXPECT_STORE_ERROR(store_->finish_and_start_trials({good}, {t[1].id}, "w1", milliseconds(0), 3),
+                     ErrorCode::kInvalidArgument, "lease must be > 0");
+  const TrialFinish unknown{t[1].id + 1000, 1, TrialStatus::kCompleted, nullptr, 0.9, "", {}};
+  EXPECT_STORE_ERROR(
+      store_->finish_and_start_trials({good, unknown}, {t[1].id}, "w1", kDeliveryLease, 3),
+      ErrorCode::kNotFound, "no trial with id " + std::to_string(t[1].id + 1000));
+  EXPECT_EQ(store_->get_trial(t[0].id).status, TrialStatus::kRunning);
+  EXPECT_EQ(store_->get_trial(t[1].id).status, TrialStatus::kQueued);
+  EXPECT_TRUE(store_->list_attempts(t[1].id).empty());
+  EXPECT_EQ(store_->last_trial_change(), change);
+}
+
 // With a limit, the store fails a trial redelivered once too often itself: the count is its
 // lost attempts, which a hand-back's fresh copy of the message does not reset.
 TEST_P(StoreTest, StartTrialsFailsATrialWhoseRedeliveriesReachTheLimit) {
