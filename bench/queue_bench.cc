@@ -3,7 +3,8 @@
 // per transaction while more are in hand). Prints one JSON line.
 //
 //   queue_bench [--trials N] [--workers P] [--dir DIR] [--store URL]
-//               [--broker amqp://...[?queue=NAME]] [--prefetch K] [--timeout S]
+//               [--broker amqp://...[?queue=NAME]] [--prefetch K] [--max-prefetch M]
+//               [--timeout S]
 //
 // Without --broker (the default): the store-backed queue; the trials are written as queued
 // and the workers claim them from the store. Without --store that store is a fresh SQLite
@@ -11,8 +12,9 @@
 // With --broker: the parent creates the study and its trials in the store, then publishes
 // them through make_amqp_queue (timed on its own: publish_per_second, the broker's
 // confirms included); then the P workers, each with its own make_amqp_queue (prefetch K,
-// default 1), receive (which starts the trials in hand in one transaction) ->
-// finish_trials -> ack. A broker
+// default 1, raised up to M while trials are short when --max-prefetch is given, as a
+// worker's default is), receive (which starts the trials in hand in one transaction) ->
+// finish (which starts those that came meanwhile in the same transaction) -> ack. A broker
 // URL without ?queue= gets a fresh queue name, so runs never share a queue.
 // `seconds` runs from just before the workers are forked (everything already published)
 // until the last worker has exited, as in the default mode. With --store, the study gets a
@@ -44,12 +46,12 @@ struct Shared {
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 
-// Commits results as the worker does (src/worker/worker.cc): several per transaction while
-// more deliveries are in hand, each acked after the commit.
+// Commits results as the worker does (src/worker/slot.cc): several per transaction while
+// more deliveries are in hand (TrialQueue::finish, which also starts what the broker sent
+// ahead), each acked after the commit.
 class Reporter {
  public:
-  Reporter(store::Store& store, queue::TrialQueue& queue, Shared* shared)
-      : store_(store), queue_(queue), shared_(shared) {}
+  Reporter(queue::TrialQueue& queue, Shared* shared) : queue_(queue), shared_(shared) {}
   bool empty() const { return pending_.empty(); }
   void add(queue::Delivery d) {
     pending_.push_back(std::move(d));
@@ -61,7 +63,7 @@ class Reporter {
     for (const queue::Delivery& d : pending_)
       finishes.push_back(
           {d.trial_id, d.attempt, store::TrialStatus::kCompleted, nullptr, 1.0, "", {}});
-    const std::vector<bool> applied = store_.finish_trials(finishes);
+    const std::vector<bool> applied = queue_.finish(finishes);
     for (size_t i = 0; i < pending_.size(); ++i) {
       if (applied[i]) shared_->done.fetch_add(1);
       queue_.ack(pending_[i]);
@@ -71,7 +73,6 @@ class Reporter {
 
  private:
   static constexpr size_t kMaxBatchedResults = 8;  // as the worker's
-  store::Store& store_;
   queue::TrialQueue& queue_;
   Shared* shared_;
   std::vector<queue::Delivery> pending_;
@@ -81,7 +82,7 @@ class Reporter {
 int store_queue_work(const std::string& url, int index, Shared* shared) {
   auto store = store::open_store(url);
   auto queue = queue::make_store_queue(*store, "bench-" + std::to_string(index));
-  Reporter reporter(*store, *queue, shared);
+  Reporter reporter(*queue, shared);
   while (true) {
     std::optional<queue::Delivery> d = queue->receive(
         reporter.empty() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(0));
@@ -97,13 +98,14 @@ int store_queue_work(const std::string& url, int index, Shared* shared) {
 
 // Until all `trials` are done (counted across workers in `shared`) or the deadline passes.
 int amqp_work(const std::string& url, const std::string& broker, int index, int prefetch,
-              int64_t trials, Clock::time_point deadline, Shared* shared) {
+              int max_prefetch, int64_t trials, Clock::time_point deadline, Shared* shared) {
   try {
     auto store = store::open_store(url);
     queue::AmqpQueueOptions options;
     options.prefetch = prefetch;
+    options.max_prefetch = max_prefetch;
     auto queue = queue::make_amqp_queue(*store, "bench-" + std::to_string(index), broker, options);
-    Reporter reporter(*store, *queue, shared);
+    Reporter reporter(*queue, shared);
     while (shared->done.load() < trials) {
       if (Clock::now() > deadline) {
         std::cerr << "queue_bench: worker " << index << ": timed out\n";
@@ -144,6 +146,7 @@ int main(int argc, char** argv) {
   int64_t trials = 20000;
   int workers = 2;
   int prefetch = 1;
+  int max_prefetch = 0;
   double timeout_s = 600;
   std::string dir = "/tmp/layerlab-queue-bench";
   std::string url;
@@ -167,6 +170,8 @@ int main(int argc, char** argv) {
       broker = value;
     } else if (flag == "--prefetch") {
       prefetch = std::stoi(value);
+    } else if (flag == "--max-prefetch") {
+      max_prefetch = std::stoi(value);
     } else if (flag == "--timeout") {
       timeout_s = std::stod(value);
     } else {
@@ -176,6 +181,10 @@ int main(int argc, char** argv) {
   }
   if (trials < 1 || workers < 1 || prefetch < 1) {
     std::cerr << "queue_bench: --trials, --workers and --prefetch must be positive\n";
+    return 2;
+  }
+  if (max_prefetch != 0 && max_prefetch <= prefetch) {
+    std::cerr << "queue_bench: --max-prefetch must be above --prefetch (or 0: fixed)\n";
     return 2;
   }
   const int64_t stamp = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -233,8 +242,9 @@ int main(int argc, char** argv) {
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   for (int w = 0; w < workers; ++w) {
     if (fork() == 0) {
-      _exit(broker.empty() ? store_queue_work(url, w, shared)
-                           : amqp_work(url, broker, w, prefetch, trials, deadline, shared));
+      _exit(broker.empty()
+                ? store_queue_work(url, w, shared)
+                : amqp_work(url, broker, w, prefetch, max_prefetch, trials, deadline, shared));
     }
   }
   int failures = 0;
@@ -249,13 +259,13 @@ int main(int argc, char** argv) {
       store->counts(store->find_study(study_name)->id)[store::TrialStatus::kCompleted];
   std::printf(
       "{\"queue\": \"%s\", \"store\": \"%s\", \"trials\": %lld, \"completed\": %lld, "
-      "\"workers\": %d, \"prefetch\": %d, \"seconds\": %.3f, "
+      "\"workers\": %d, \"prefetch\": %d, \"max_prefetch\": %d, \"seconds\": %.3f, "
       "\"trials_per_second\": %.0f, "
       "\"add_seconds\": %.3f, \"publish_seconds\": %.3f, \"publish_per_second\": %s, "
       "\"worker_failures\": %d}\n",
       broker.empty() ? "store" : "amqp", kind_of(url).c_str(), static_cast<long long>(trials),
-      static_cast<long long>(done), workers, prefetch, seconds, done / seconds, add_seconds,
-      publish_seconds,
+      static_cast<long long>(done), workers, prefetch, max_prefetch, seconds, done / seconds,
+      add_seconds, publish_seconds,
       broker.empty() ? "null"
                      : std::to_string(static_cast<int64_t>(trials / publish_seconds)).c_str(),
       failures);

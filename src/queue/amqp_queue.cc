@@ -112,15 +112,35 @@ class AmqpQueue final : public TrialQueue {
           inbox_.pop_front();
           ahead = take_ahead();
         } else {
-          while (!inbox_.empty() && !inbox_.front().redelivered && batch.size() < kMaxStartBatch) {
-            batch.push_back(std::move(inbox_.front()));
-            inbox_.pop_front();
-          }
+          batch = take_fresh();
         }
       }
       send_back(ahead);
       start(batch);
     }
+  }
+
+  // The results, and what waits in the inbox started with them: when the worker commits a
+  // batch of short trials, the broker has usually sent the next batch already.
+  std::vector<bool> finish(const std::vector<store::TrialFinish>& finishes) override {
+    std::vector<Raw> batch;
+    {
+      MutexLock lock(mu_);
+      if (!inbox_.empty() && !inbox_.front().redelivered) batch = take_fresh();
+    }
+    std::vector<Raw*> raws;
+    const std::vector<int64_t> ids = layerlab_trials(batch, raws);
+    if (ids.empty()) return store_.finish_trials(finishes);
+    store::Store::FinishedAndStarted done;
+    try {
+      done = store_.finish_and_start_trials(finishes, ids, worker_id_, options_.lease,
+                                            options_.max_attempts);
+    } catch (const Error&) {
+      put_back(raws);
+      throw;
+    }
+    settle(raws, done.starts);
+    return done.applied;
   }
 
   void ack(const Delivery& d) override {
@@ -301,29 +321,58 @@ class AmqpQueue final : public TrialQueue {
     with_publisher([&](amqp::Connection& c) { c.publish(layout_.trials, {body}); });
   }
 
-  // Starts the trials of `batch` in the store and queues their deliveries in started_;
-  // settles at once the messages that need no run (not layerlab's, another store's trial,
-  // a result committed already). When the store is away the messages go back to the inbox.
-  void start(std::vector<Raw>& batch) {
+  // The deliveries at the front of the inbox that are not redeliveries (those start alone),
+  // up to kMaxStartBatch.
+  std::vector<Raw> take_fresh() REQUIRES(mu_) {
+    std::vector<Raw> batch;
+    while (!inbox_.empty() && !inbox_.front().redelivered && batch.size() < kMaxStartBatch) {
+      batch.push_back(std::move(inbox_.front()));
+      inbox_.pop_front();
+    }
+    return batch;
+  }
+
+  // The trial ids of batch's layerlab messages, with those messages in `raws`; any other
+  // message is rejected (dead-lettered, for someone to look at).
+  std::vector<int64_t> layerlab_trials(std::vector<Raw>& batch, std::vector<Raw*>& raws) {
     std::vector<int64_t> ids;
-    std::vector<Raw*> raws;
     for (Raw& raw : batch) {
       if (const std::optional<int64_t> id = trial_of(raw.body)) {
         ids.push_back(*id);
         raws.push_back(&raw);
-      } else {  // not a layerlab message: dead-letter it for someone to look at
+      } else {
         post({Command::kReject, raw.tag, raw.connection});
       }
     }
+    return ids;
+  }
+
+  // The store is away: the messages go back to the front of the inbox, in order, for the
+  // next call.
+  void put_back(std::vector<Raw*>& raws) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    for (auto it = raws.rbegin(); it != raws.rend(); ++it) inbox_.push_front(std::move(**it));
+  }
+
+  // Starts the trials of `batch` in the store (see settle).
+  void start(std::vector<Raw>& batch) {
+    std::vector<Raw*> raws;
+    const std::vector<int64_t> ids = layerlab_trials(batch, raws);
     if (ids.empty()) return;
     std::vector<store::Store::Start> starts;
     try {
       starts = store_.start_trials(ids, worker_id_, options_.lease, options_.max_attempts);
     } catch (const Error&) {
-      MutexLock lock(mu_);  // keep the messages, in order, for the next call
-      for (auto it = raws.rbegin(); it != raws.rend(); ++it) inbox_.push_front(std::move(**it));
+      put_back(raws);
       throw;
     }
+    settle(raws, starts);
+  }
+
+  // Queues the deliveries of the trials the store started (starts[i] for raws[i]) in
+  // started_, and settles at once the messages that need no run (another store's trial, a
+  // result committed already).
+  void settle(const std::vector<Raw*>& raws, std::vector<store::Store::Start>& starts) {
     std::deque<Delivery> ready;
     for (size_t i = 0; i < starts.size(); ++i) {
       const Raw& raw = *raws[i];
@@ -348,6 +397,7 @@ class AmqpQueue final : public TrialQueue {
     }
     cv_.notify_all();
   }
+
   struct Command {
     enum Kind { kAck, kReject } kind;
     uint64_t tag;

@@ -54,6 +54,10 @@ class StoreQueue final : public TrialQueue {
     }
   }
 
+  std::vector<bool> finish(const std::vector<store::TrialFinish>& finishes) override {
+    return store_.finish_trials(finishes);
+  }
+
   void ack(const Delivery& d) override { keeper_.remove(d.trial_id, d.attempt); }
 
   // Released first: if the store is away this throws and the lease keeps being renewed,

@@ -10,7 +10,7 @@
 // Worker loop:
 //   while (auto d = queue.receive(1s)) {      // the trial is now running, attempt d->attempt
 //     train, checking queue.lost(*d) between epochs (stop early when it says true);
-//     store.finish_trial(d->trial_id, d->attempt, ...);
+//     queue.finish({{d->trial_id, d->attempt, ...}});  // Store::finish_trials, maybe more
 //     queue.ack(*d);
 //   }
 //   on SIGTERM: queue.requeue(d) for each delivery in hand.
@@ -54,6 +54,11 @@ class TrialQueue {
   // The next trial for this worker, waiting up to `wait`; nullopt when none came. Errors of
   // the store or broker propagate (kUnavailable: back off and call again).
   virtual std::optional<Delivery> receive(std::chrono::milliseconds wait) = 0;
+  // Commits results (Store::finish_trials); element i says whether finishes[i] applied.
+  // The AMQP queue also starts, in the same transaction, the deliveries the broker sent
+  // ahead (Store::finish_and_start_trials): short trials cost one commit each way instead
+  // of two. Errors as receive(); nothing is written then.
+  virtual std::vector<bool> finish(const std::vector<store::TrialFinish>& finishes) = 0;
   // Done with d; call after its result is committed.
   virtual void ack(const Delivery& d) = 0;
   // Hands d back unfinished (SIGTERM) without counting it against the retry limit.

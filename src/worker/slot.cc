@@ -173,8 +173,7 @@ class Slot::Loop {
     if (unreported_.empty()) return;
     std::vector<store::TrialFinish> finishes;
     for (const auto& u : unreported_) finishes.push_back(u.finish);
-    const std::vector<bool> committed =
-        with_backoff([&] { return store_.finish_trials(finishes); });
+    const std::vector<bool> committed = with_backoff([&] { return queue_.finish(finishes); });
     for (size_t i = 0; i < unreported_.size(); ++i) {
       faults_.at(CrashPoint::kAfterCommit, unreported_[i].delivery.number);
       queue_.ack(unreported_[i].delivery);

@@ -96,10 +96,11 @@ class RabbitMqService {
   }
 
   // Messages per queue in the default vhost ("ready + unacknowledged"), from
-  // `rabbitmqctl list_queues name messages`.
-  std::map<std::string, long> queue_messages() {
+  // `rabbitmqctl list_queues name messages`; another column of list_queues (e.g.
+  // messages_unacknowledged: sent to a consumer, not yet acked) when given.
+  std::map<std::string, long> queue_messages(const std::string& column = "messages") {
     std::map<std::string, long> depths;
-    std::istringstream lines(ctl("list_queues name messages"));
+    std::istringstream lines(ctl("list_queues name " + column));
     std::string line;
     while (std::getline(lines, line)) {
       const auto tab = line.rfind('\t');

@@ -59,14 +59,15 @@ class AmqpQueueTest : public ::testing::Test {
                                      {{"ok", true}}, 0.5, ""));
   }
 
-  // Messages in a queue of this test (ready + unacked); quorum queue depths lag, so poll.
-  long depth(const std::string& suffix, long want) {
+  // Messages in a queue of this test (ready + unacked, or another list_queues column);
+  // quorum queue depths lag, so poll.
+  long depth(const std::string& suffix, long want, const std::string& column = "messages") {
     const std::string name =
         "t." + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
         suffix;
     long n = -1;
     for (int i = 0; i < 100; ++i) {
-      n = RabbitMqService::instance().queue_messages()[name];
+      n = RabbitMqService::instance().queue_messages(column)[name];
       if (n == want) break;
       std::this_thread::sleep_for(milliseconds(200));
     }
@@ -305,6 +306,41 @@ TEST_F(AmqpQueueTest, ShortTrialsRaiseThePrefetchAndALongOneDropsIt) {
       EXPECT_TRUE(a.outcome == "released" || a.outcome == "completed") << a.outcome;
   }
   EXPECT_EQ(depth(".dead", 0), 0);
+}
+
+// Short trials: the results of those in hand and the deliveries that came meanwhile go
+// into the store in one transaction, and receive() then hands the new ones out at once.
+TEST_F(AmqpQueueTest, FinishStartsWhatCameAheadInTheSameTransaction) {
+  const auto first = add(1);
+  queue("coordinator")->publish(study_, first);
+  auto q = queue("w1", 3, /*prefetch=*/2);
+  const std::optional<Delivery> d = q->receive(kWait);
+  ASSERT_TRUE(d);
+  const auto second = add(1);
+  queue("coordinator")->publish(study_, second);
+  // Sent to this consumer (unacked), then read by its I/O thread: waiting, unstarted.
+  ASSERT_EQ(depth("", 2, "messages_unacknowledged"), 2);
+  std::this_thread::sleep_for(milliseconds(300));
+  ASSERT_EQ(store_->get_trial(second[0]).status, store::TrialStatus::kQueued);
+
+  const uint64_t transactions = store_->stats().transactions;
+  const std::vector<bool> applied = q->finish(
+      {{d->trial_id, d->attempt, store::TrialStatus::kCompleted, {{"ok", true}}, 0.5, "", {}}});
+  EXPECT_EQ(applied, std::vector<bool>{true});
+  EXPECT_EQ(store_->stats().transactions, transactions + 1);
+  EXPECT_EQ(store_->get_trial(first[0]).status, store::TrialStatus::kCompleted);
+  EXPECT_EQ(store_->get_trial(second[0]).status, store::TrialStatus::kRunning);
+  q->ack(*d);
+  const uint64_t before_receive = store_->stats().transactions;  // (reads count too)
+  const std::optional<Delivery> next = q->receive(milliseconds(0));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(store_->stats().transactions, before_receive) << "started with the finish";
+  EXPECT_EQ(next->trial_id, second[0]);
+  EXPECT_EQ(next->attempt, 1);
+  EXPECT_EQ(q->finish({{next->trial_id, 1, store::TrialStatus::kCompleted, nullptr, 0.6, "", {}}}),
+            std::vector<bool>{true});
+  q->ack(*next);
+  EXPECT_EQ(depth("", 0), 0);
 }
 
 TEST_F(AmqpQueueTest, AMessageThatIsNotATrialIsDeadLetteredNotRetried) {

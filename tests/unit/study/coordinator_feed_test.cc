@@ -50,6 +50,9 @@ class HookedQueue : public queue::TrialQueue {
   std::optional<queue::Delivery> receive(std::chrono::milliseconds wait) override {
     return inner_->receive(wait);
   }
+  std::vector<bool> finish(const std::vector<store::TrialFinish>& finishes) override {
+    return inner_->finish(finishes);
+  }
   void ack(const queue::Delivery& d) override { inner_->ack(d); }
   void requeue(const queue::Delivery& d) override { inner_->requeue(d); }
   void close() override { inner_->close(); }
