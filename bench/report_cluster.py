@@ -128,8 +128,8 @@ def queue_section(raw):
     systems = [
         ("amqp_pg", "layerlab AMQP queue + PostgreSQL store, prefetch 2",
          "noop_amqp_pg_p2_*.json"),
-        ("amqp_pg_p8", "layerlab AMQP queue + PostgreSQL store, prefetch 8",
-         "noop_amqp_pg_p8_*.json"),
+        ("amqp_pg_default", "layerlab AMQP queue + PostgreSQL store, the worker's default "
+         "(prefetch 1, raised to 32 while trials are short)", "noop_amqp_pg_adaptive_*.json"),
         ("amqp_sqlite", "layerlab AMQP queue + SQLite store, prefetch 2",
          "noop_amqp_sqlite_p2_*.json"),
         ("store_pg", "layerlab store queue, PostgreSQL (no broker)", "noop_store_pg_*.json"),
@@ -249,7 +249,8 @@ def small_section(raw):
     return out, lines
 
 
-SCALE_SYSTEMS = [("amqp_pg", "layerlab AMQP queue + PostgreSQL store, prefetch 8"),
+SCALE_SYSTEMS = [("amqp_pg", "layerlab AMQP queue + PostgreSQL store, the worker's default "
+                  "prefetch (1, raised to 32)"),
                  ("store_pg", "layerlab store queue, PostgreSQL (no broker)")]
 
 

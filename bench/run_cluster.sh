@@ -3,8 +3,8 @@
 # in the same run on a private RabbitMQ node and a private PostgreSQL server (loopback,
 # started here by scripts/services/*.sh and stopped on exit):
 #  (a) empty trials per second, 2 worker processes: bench/queue_bench with the AMQP queue on
-#      PostgreSQL at prefetch 2 (`layerlab worker --prefetch 2`; the default is one per slot
-#      and pack member, raised to 8 while trials are short) and at prefetch 8, the AMQP queue on
+#      PostgreSQL at prefetch 2 (`layerlab worker --prefetch 2`) and at the worker's default
+#      (one per slot and pack member, raised to 32 while trials are short), the AMQP queue on
 #      SQLite at prefetch 2 (to separate broker and store costs) and the store queue on SQLite
 #      and on PostgreSQL, against Celery's no-op tasks (../shared/peers celery_sweep/driver.py
 #      noop) on the same broker;
@@ -14,7 +14,8 @@
 #  (c) the cost per trial of the distributed path: bench/studies/cluster_small.yaml
 #      (2,000 tiny iris trials) with `run --workers 2` on SQLite against RabbitMQ + PostgreSQL;
 #  (d) scaling: empty trials per second (SCALE_N trials) with 2, 4, 8 and 16 worker processes
-#      (queue_bench --workers W) for the AMQP queue + PostgreSQL (prefetch 8) and the store
+#      (queue_bench --workers W) for the AMQP queue + PostgreSQL (the worker's default
+#      prefetch, 1 raised to 32) and the store
 #      queue on PostgreSQL. While each of these runs, bench/cluster/sample_waits.py samples
 #      PostgreSQL's own view of that run's database every WAIT_SAMPLE_MS (one long-lived
 #      psql): active backends and their wait events (pg_stat_activity), and the ungranted
@@ -204,15 +205,16 @@ PYEOF
 sampler=$!
 
 # One queue_bench run on the AMQP queue (fresh queue, dropped afterwards).
-qbench_amqp() {  # name store-url prefetch workers trials out-file
+qbench_amqp() {  # name store-url prefetch workers trials out-file [max-prefetch]
   local q="bench-$1-$$"
   timeout 600 "$qbench" --trials "$5" --workers "$4" --prefetch "$3" --timeout 500 \
+    --max-prefetch "${7:-0}" \
     --store "$2" --broker "$(broker_for "$q")" >"$6" 2>>"$raw/queue_bench.err" ||
     log "queue_bench $1 failed (see $raw/queue_bench.err)"
   drop_queues "$q"
 }
 
-log "(a) empty trials per second, N=$N, 2 workers, AMQP at prefetch 2 and 8"
+log "(a) empty trials per second, N=$N, 2 workers, AMQP at prefetch 2 and 1 raised to 32"
 for i in $(seq 1 "$RUNS"); do
   timeout 600 $PY "$peers/celery_sweep/driver.py" noop --n "$N" --timeout 500 \
     --out "$raw/noop_celery_$i.json" >/dev/null || log "celery noop run $i failed"
@@ -222,7 +224,8 @@ for i in $(seq 1 "$RUNS"); do
   timeout 600 "$qbench" --trials "$N" --workers 2 --dir "$work/qb_store_$i" \
     >"$raw/noop_store_sqlite_$i.json" 2>>"$raw/queue_bench.err" ||
     log "queue_bench noop_store_sqlite run $i failed (see $raw/queue_bench.err)"
-  qbench_amqp "amqp-pg-p8-$i" "$(pg_db "qb_amqp_p8_$i")" 8 2 "$N" "$raw/noop_amqp_pg_p8_$i.json"
+  qbench_amqp "amqp-pg-adaptive-$i" "$(pg_db "qb_amqp_adaptive_$i")" 1 2 "$N" \
+    "$raw/noop_amqp_pg_adaptive_$i.json" 32
   timeout 600 "$qbench" --trials "$N" --workers 2 --store "$(pg_db "qb_store_$i")" \
     >"$raw/noop_store_pg_$i.json" 2>>"$raw/queue_bench.err" ||
     log "queue_bench noop_store_pg run $i failed (see $raw/queue_bench.err)"
@@ -292,7 +295,7 @@ for i in $(seq 1 "$RUNS"); do
     q="scale-amqp-w$w-$i-$$"
     url="$(pg_db "$db")"
     sampled_qbench "$db" "$raw/scale_amqp_pg_w${w}_$i" --trials "$SCALE_N" --workers "$w" \
-      --prefetch 8 --timeout 500 --store "$url" --broker "$(broker_for "$q")"
+      --prefetch 1 --max-prefetch 32 --timeout 500 --store "$url" --broker "$(broker_for "$q")"
     drop_queues "$q"
     db="sc_store_w${w}_$i"
     url="$(pg_db "$db")"

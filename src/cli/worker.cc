@@ -26,7 +26,7 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--study", *study, "only trials of this study (name or id); default: any");
   cmd->add_option("--prefetch", opts->prefetch,
                   "with --broker: trials in hand at once, fixed (default: slots x pack, "
-                  "raised up to 8x while trials take milliseconds, so they share "
+                  "raised up to 32x while trials take milliseconds, so they share "
                   "transactions; back at once when one takes a second)")
       ->check(CLI::Range(1, 65535));
   cmd->add_flag("--exit-when-done", opts->exit_when_done, "exit once the study (--study) is over");

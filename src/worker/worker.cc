@@ -19,6 +19,11 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// Deliveries per slot and pack member held while trials take milliseconds (the AMQP queue's
+// max_prefetch): queue_bench, empty trials, 2 workers, AMQP + PostgreSQL, raised from one
+// to 8, 16 and 32 gave 2,250-3,000, 3,400-3,600 and 4,000-4,100 trials/s (docs/benchmarks.md).
+constexpr int kShortTrialPrefetch = 32;
+
 std::string make_worker_id() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -53,9 +58,11 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   sq.min_prefetch = options.pack;
   sq.max_prefetch = std::max(sq.max_prefetch, options.pack);
   queue::AmqpQueueOptions aq;
-  // By default one delivery per slot and pack member, raised up to 8 while trials are short.
+  // By default one delivery per slot and pack member, raised while trials are short to
+  // kShortTrialPrefetch: several batches of results in flight, so the broker sends the next
+  // batch while one is committed, and it starts in the same transaction (TrialQueue::finish).
   aq.prefetch = options.prefetch > 0 ? options.prefetch : options.slots * options.pack;
-  if (options.prefetch == 0) aq.max_prefetch = std::min(65535, 8 * aq.prefetch);
+  if (options.prefetch == 0) aq.max_prefetch = std::min(65535, kShortTrialPrefetch * aq.prefetch);
   aq.max_attempts = options.max_attempts;
   aq.lease = options.lease;
   auto queue = queue::make_queue(*queue_store, id, options.broker_url, sq, aq);

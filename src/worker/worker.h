@@ -31,7 +31,7 @@ struct WorkerOptions {
   int pack = 1;
   int threads = 1;  // BLAS threads
   // With a broker: deliveries in hand at once (see AmqpQueueOptions::prefetch); 0: one per
-  // slot and pack member, raised up to eight per slot and member while trials take
+  // slot and pack member, raised up to 32 per slot and member while trials take
   // milliseconds (AmqpQueueOptions::max_prefetch).
   int prefetch = 0;
   std::chrono::milliseconds lease{30'000};
