@@ -35,7 +35,7 @@ WorkerFlags short_lease() {
 
 struct RunFlags {
   std::string study_file;
-  int workers = 0;                          // 0: the number of cores
+  int workers = 0;  // 0: the number of cores
   WorkerFlags worker = short_lease();
   int leaders = 10;
   bool json = false;
@@ -101,9 +101,11 @@ int run(const RunFlags& f) {
     std::cerr << "dashboard at " << dashboard->url() << "#/study/" << study_id << std::endl;
   }
   const int64_t finished_at_start = store->counts(study_id).finished();
-  std::cerr << fmt::format(
-      "{} study '{}' in {}: {} trials, {} workers\n", resumed ? "resuming" : "running", spec.name,
-      hide_url_password(f.worker.store_url), coordinator.total_trials(), workers);
+  // The workers resolve --pack themselves; on one device they all come to this.
+  std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers, {}\n",
+                           resumed ? "resuming" : "running", spec.name,
+                           hide_url_password(f.worker.store_url), coordinator.total_trials(),
+                           workers, worker::describe(resolved_pack(f.worker)));
 
   std::vector<std::string> args = worker_args(f.worker);
   args.insert(args.end(), {"--study", std::to_string(study_id), "--exit-when-done", "--quiet"});

@@ -30,7 +30,7 @@ void add_worker_command(CLI::App& app) {
                   "transactions; back at once when one takes a second)")
       ->check(CLI::Range(1, 65535));
   cmd->add_flag("--exit-when-done", opts->exit_when_done, "exit once the study (--study) is over");
-  cmd->add_flag("-q,--quiet", *quiet, "no summary line at exit");
+  cmd->add_flag("-q,--quiet", *quiet, "no line at start (device, slots, pack) or summary at exit");
   cmd->callback([flags, opts, study, quiet] {
     const std::atomic<bool>& stop = stop_requested();
     worker::WorkerOptions o = worker_options(*flags);
@@ -40,6 +40,10 @@ void add_worker_command(CLI::App& app) {
     if (!study->empty()) o.study_id = resolve_study(o.store_url, *study).id;
     if (o.exit_when_done && o.study_id == 0)
       throw invalid_argument("--exit-when-done needs --study");
+    if (!*quiet)
+      std::cerr << "worker: device " << o.device << ", " << o.slots
+                << (o.slots == 1 ? " slot, " : " slots, ")
+                << worker::describe(resolved_pack(*flags)) << std::endl;
     const worker::WorkerSummary s = worker::run_worker(o, stop);
     if (!*quiet)
       std::cerr << "worker: " << s.trials << " trials reported, " << s.handed_back

@@ -12,10 +12,13 @@ void add_worker_flags(CLI::App& cmd, WorkerFlags& f) {
   cmd.add_option("--threads", f.threads, "BLAS threads per worker")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  cmd.add_option("--pack", f.pack,
-                 "train up to this many same-shape trials at once as one batched computation")
-      ->check(CLI::Range(1, 65536))
-      ->capture_default_str();
+  // Parsed here, so a bad value stops the command before it does anything.
+  cmd.add_option_function<std::string>(
+         "--pack", [&f](const std::string& text) { f.pack = worker::parse_pack(text); },
+         "train up to this many same-shape trials at once as one batched computation; auto: "
+         "1 on the CPU (packs are slower there), 64 on a GPU")
+      ->type_name("INT|auto")
+      ->default_str(worker::to_string(f.pack));
   cmd.add_option("--device", f.device, "cpu or cuda[:N]")->capture_default_str();
   cmd.add_option("--lease-seconds", f.lease_seconds,
                  "lease of a claimed trial, renewed every third")
@@ -30,7 +33,7 @@ void add_worker_flags(CLI::App& cmd, WorkerFlags& f) {
 std::vector<std::string> worker_args(const WorkerFlags& f) {
   std::vector<std::string> args{"--store",         f.store_url,
                                 "--threads",       std::to_string(f.threads),
-                                "--pack",          std::to_string(f.pack),
+                                "--pack",          worker::to_string(f.pack),
                                 "--device",        f.device,
                                 "--lease-seconds", std::to_string(f.lease_seconds),
                                 "--max-attempts",  std::to_string(f.max_attempts)};
@@ -38,12 +41,16 @@ std::vector<std::string> worker_args(const WorkerFlags& f) {
   return args;
 }
 
+worker::ResolvedPack resolved_pack(const WorkerFlags& f) {
+  return worker::resolve_pack(f.pack, f.device);
+}
+
 worker::WorkerOptions worker_options(const WorkerFlags& f) {
   worker::WorkerOptions o;
   o.store_url = f.store_url;
   o.broker_url = f.broker_url;
   o.threads = f.threads;
-  o.pack = f.pack;
+  o.pack = resolved_pack(f).size;
   o.device = f.device;
   o.lease = std::chrono::milliseconds(static_cast<int64_t>(f.lease_seconds * 1000));
   o.max_attempts = f.max_attempts;

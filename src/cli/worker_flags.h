@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/pack.h"
 #include "worker/worker.h"
 
 namespace layerlab::cli {
@@ -14,7 +15,7 @@ struct WorkerFlags {
   std::string store_url = store::kDefaultStoreUrl;
   std::string broker_url;  // empty: the store is the queue
   int threads = 1;
-  int pack = 1;
+  worker::PackSetting pack;  // auto: each worker resolves it for its device
   std::string device = "cpu";
   double lease_seconds = 30;
   int max_attempts = 3;
@@ -28,7 +29,10 @@ void add_worker_flags(CLI::App& cmd, WorkerFlags& f);
 // children's environment).
 std::vector<std::string> worker_args(const WorkerFlags& f);
 
-// f as the options of run_worker (the rest of them at their defaults).
+// The pack a worker with f trains with: --pack as given, or auto resolved for --device.
+worker::ResolvedPack resolved_pack(const WorkerFlags& f);
+
+// f as the options of run_worker (the rest of them at their defaults), the pack resolved.
 worker::WorkerOptions worker_options(const WorkerFlags& f);
 
 }  // namespace layerlab::cli

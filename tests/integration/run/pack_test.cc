@@ -1,10 +1,14 @@
 // `layerlab run --pack K`: workers train same-shape trials as one batched computation. The
 // results equal trial-by-trial training, a pruned member leaves its pack while the others go
-// on, and after a crash the pack's trials are retried one by one.
+// on, and after a crash the pack's trials are retried one by one. `--pack auto`, the
+// default, trains trial by trial on the CPU, where packs are slower.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "integration/study_commands.h"
 
@@ -119,6 +123,70 @@ parameters:
   }
   EXPECT_EQ(retried, 4) << "the crashed pack held 4 trials";
   EXPECT_EQ(trials.at(3)["attempts"], 2);
+}
+
+// 8 trials of one shape: they train in packs when asked to.
+constexpr const char* kOneShapeStudy = R"(name: one-shape
+datasets: [iris]
+seeds: [0, 1, 2, 3]
+parameters:
+  hidden_layers: {value: 1}
+  units: {value: 8}
+  learning_rate: {values: [0.05, 0.01]}
+  epochs: {value: 2}
+)";
+
+std::vector<int> pack_sizes(const Study& s) {
+  std::vector<int> out;
+  const json exported = export_json(s, "one-shape");
+  for (const auto& t : exported["trials"]) out.push_back(pack_size(t));
+  return out;
+}
+
+TEST(Packs, AutoIsTheDefaultAndTrainsTrialByTrialOnTheCpu) {
+  const Study packed = write_study("pack-auto-control", kOneShapeStudy);
+  ASSERT_EQ(run_packed(packed, 8).exit_code, 0);
+  const std::vector<int> sizes = pack_sizes(packed);
+  ASSERT_EQ(sizes.size(), 8u);
+  for (int size : sizes) EXPECT_GT(size, 1) << "the study packs when asked to";
+  for (const std::string flag : {"", " --pack auto"}) {
+    SCOPED_TRACE("run" + flag);
+    const Study s = write_study("pack-auto", kOneShapeStudy);
+    const auto r = run_layerlab("run " + s.file.string() + " --store " + s.store +
+                                " --workers 1 --lease-seconds 1" + flag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(": 8 trials, 1 workers, pack 1 (auto: cpu)\n"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(pack_sizes(s), std::vector<int>(8, 1));
+  }
+}
+
+TEST(Packs, AWorkerSaysWhichPackItTrainsWith) {
+  const Study s = write_study("pack-worker-line", kOneShapeStudy);
+  ASSERT_EQ(run_packed(s, 1).exit_code, 0);
+  const std::string worker = "worker --store " + s.store + " --study one-shape --exit-when-done";
+  const auto a = run_layerlab(worker);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.err.rfind("worker: device cpu, 1 slot, pack 1 (auto: cpu)\n", 0), 0u) << a.err;
+  const auto given = run_layerlab(worker + " --pack 3 --slots 2");
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_EQ(given.err.rfind("worker: device cpu, 2 slots, pack 3\n", 0), 0u) << given.err;
+}
+
+TEST(Packs, ABadPackIsRefusedNamingTheOptionBeforeAnythingRuns) {
+  const Study s = write_study("pack-bad", kOneShapeStudy);
+  for (const std::string& command :
+       {"run " + s.file.string() + " --workers 1", std::string("worker")})
+    for (const std::string bad : {"0", "-3", "abc", "autox", "99999999999"}) {
+      const auto r = run_layerlab(command + " --store " + s.store + " --pack " + bad);
+      EXPECT_EQ(r.exit_code, 2) << command << " --pack " << bad;
+      EXPECT_EQ(r.err, "layerlab " + command.substr(0, command.find(' ')) +
+                           ": error: --pack: expected a whole number from 1 to 65536 or 'auto', "
+                           "got '" +
+                           bad + "'\n");
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+  EXPECT_FALSE(std::filesystem::exists(s.dir / "layerlab.db")) << "a refused command made a store";
 }
 
 }  // namespace
