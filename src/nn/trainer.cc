@@ -329,8 +329,26 @@ std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params>
   if (validation.rows && validation.features != train.features)
     throw invalid_argument("train: validation and training features differ");
   b.set_precision(precisions().get(members[0].precision));
-  PackTrainer trainer(b, members, task, train, validation);
-  return trainer.run(options);
+  // A member too large alone is refused by the network.
+  const int rows =
+      std::max(members[0].batch_size,
+               static_cast<int>(std::clamp<int64_t>(validation.rows, 1, kMaxEvalRows)));
+  const Architecture a = architecture_of(members, task, train.features);
+  size_t part = members.size();
+  while (part > 1 && estimate_size(a, static_cast<int>(part), rows).bytes > options.max_pack_bytes)
+    part = (part + 1) / 2;
+  std::vector<TrainResult> results;
+  for (size_t first = 0; first < members.size(); first += part) {
+    TrainOptions o = options;
+    if (options.on_epoch)
+      o.on_epoch = [&options, first](int i, const EpochRecord& r) {
+        return options.on_epoch(static_cast<int>(first) + i, r);
+      };
+    PackTrainer trainer(b, members.subspan(first, std::min(part, members.size() - first)), task,
+                        train, validation);
+    for (TrainResult& r : trainer.run(o)) results.push_back(std::move(r));
+  }
+  return results;
 }
 
 }  // namespace layerlab::nn

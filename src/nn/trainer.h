@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "nn/network.h"
 #include "nn/params.h"
 
 namespace layerlab::nn {
@@ -67,6 +68,9 @@ using EpochCallback = std::function<bool(int member, const EpochRecord&)>;
 struct TrainOptions {
   EpochCallback on_epoch;
   bool keep_parameters = false;
+  // A pack whose estimated size (estimate_size) is above this trains in parts that fit,
+  // one after the other; each member's results are the same either way.
+  int64_t max_pack_bytes = NetworkLimits{}.max_bytes;
 };
 
 // The weights, biases and batch-norm scales of the network `p` describes for `task` on

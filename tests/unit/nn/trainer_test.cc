@@ -121,6 +121,49 @@ TEST(Trainer, PrunedMemberLeavesThePackAndOthersGoOn) {
   expect_identical(packed[0], train_one(*b, members[0], kThreeClasses, train, val));
 }
 
+// A pack over the size limit (TrainOptions::max_pack_bytes; 8 GiB by default, which a GPU
+// pack of wide networks reaches) trains in parts that fit: every member's results are the
+// ones it gets in one pack, each epoch is reported for the right member, and no more than
+// a part is allocated at once.
+TEST(Trainer, APackOverTheSizeLimitTrainsInPartsThatFit) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(200, 1), val = make_blobs(100, 2);
+  std::vector<Params> members(5, small_params());
+  for (size_t i = 0; i < members.size(); ++i) members[i].seed = 11 + static_cast<int>(i);
+  members[3].learning_rate = 0.2;
+  TrainOptions whole;
+  whole.keep_parameters = true;
+  std::vector<int> epochs_of(members.size(), 0);
+  whole.on_epoch = [&](int member, const EpochRecord&) { return ++epochs_of.at(member) < 3; };
+  const auto together =
+      train_pack(*b, members, kThreeClasses, train.examples(), val.examples(), whole);
+
+  Architecture a;
+  a.inputs = 4;
+  a.hidden =
+      std::vector<int>(static_cast<size_t>(small_params().hidden_layers), small_params().units);
+  a.outputs = 3;
+  TrainOptions parts = whole;
+  parts.max_pack_bytes = estimate_size(a, 2, std::max(small_params().batch_size, 100)).bytes;
+  std::vector<int> part_epochs(members.size(), 0);
+  int64_t most_in_use = 0;
+  parts.on_epoch = [&](int member, const EpochRecord&) {
+    most_in_use = std::max(most_in_use, b->memory_in_use());
+    return ++part_epochs.at(member) < 3;
+  };
+  const auto split =
+      train_pack(*b, members, kThreeClasses, train.examples(), val.examples(), parts);
+  ASSERT_EQ(split.size(), members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    SCOPED_TRACE("member " + std::to_string(i));
+    expect_identical(split[i], together[i]);
+    EXPECT_EQ(split[i].status, TrialStatus::kPruned);  // by the callback, at its own index
+  }
+  EXPECT_EQ(part_epochs, std::vector<int>(members.size(), 3));
+  EXPECT_GT(most_in_use, 0);
+  EXPECT_LT(most_in_use, estimate_size(a, 5, 100).bytes) << "all five were allocated at once";
+}
+
 TEST(Trainer, IncompatibleMembersAreRejected) {
   auto b = backend::make_cpu_backend(1);
   const Blobs train = make_blobs(50, 1), val = make_blobs(20, 2);
