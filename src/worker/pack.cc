@@ -17,8 +17,8 @@ constexpr int kAutoPackCpu = 1;
 // auto on CUDA: one strided-batched GEMM per layer for all members is what packs are for
 // (DESIGN.md's GPU target). Not measured on this machine (no GPU; docs/benchmarks.md
 // "Packs (issue 6)", GPU figures pending): 64 is the smallest pack bench/gpu/ measures
-// (K = 64, 512, 4096). A pack's memory is checked as a whole (NetworkLimits::max_bytes), so
-// networks too large for 64 at once need an explicit, smaller --pack.
+// (K = 64, 512, 4096). A pack whose estimated memory is over NetworkLimits::max_bytes trains
+// in parts that fit (nn::train_pack).
 constexpr int kAutoPackCuda = 64;
 
 bool is_cuda(const std::string& device) {
