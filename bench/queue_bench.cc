@@ -1,5 +1,5 @@
 // Queue overhead: empty trials per second. P worker processes receive, report and ack trials
-// that do no work until N trials are done, committing results as the worker does (up to 8
+// that do no work until N trials are done, committing results as the worker does (up to 32
 // per transaction while more are in hand). Prints one JSON line.
 //
 //   queue_bench [--trials N] [--workers P] [--dir DIR] [--store URL]
@@ -72,7 +72,7 @@ class Reporter {
   }
 
  private:
-  static constexpr size_t kMaxBatchedResults = 8;  // as the worker's
+  static constexpr size_t kMaxBatchedResults = 32;  // as the worker's (src/worker/slot.cc)
   queue::TrialQueue& queue_;
   Shared* shared_;
   std::vector<queue::Delivery> pending_;

@@ -121,20 +121,19 @@ class SlotTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
 };
 
-TEST_F(SlotTest, ShortTrialsCommitTheirResultsEightAtATime) {
-  const int64_t study = make_study("batch", 4, 5);
+TEST_F(SlotTest, ShortTrialsCommitTheirResults32AtATime) {
+  const int64_t study = make_study("batch", 8, 5);
   std::vector<int64_t> done_at_commit;
   hook_.on = [&](CrashPoint p, int64_t) {
     if (p == CrashPoint::kAfterCommit) done_at_commit.push_back(finished(study));
   };
   const WorkerSummary s = run_slot(study);
-  EXPECT_EQ(s.trials, 20);
+  EXPECT_EQ(s.trials, 40);
   EXPECT_EQ(s.late, 0);
-  ASSERT_EQ(done_at_commit.size(), 20u);
-  // The clock stands still: every trial is short, and results wait for a batch of 8.
-  EXPECT_EQ(std::count(done_at_commit.begin(), done_at_commit.end(), 8), 8);
-  EXPECT_EQ(std::count(done_at_commit.begin(), done_at_commit.end(), 16), 8);
-  EXPECT_EQ(std::count(done_at_commit.begin(), done_at_commit.end(), 20), 4);
+  ASSERT_EQ(done_at_commit.size(), 40u);
+  // The clock stands still: every trial is short, and results wait for a batch of 32.
+  EXPECT_EQ(std::count(done_at_commit.begin(), done_at_commit.end(), 32), 32);
+  EXPECT_EQ(std::count(done_at_commit.begin(), done_at_commit.end(), 40), 8);
 }
 
 // Three short trials wait to share a commit; the fourth takes long (the clock moves during
