@@ -103,7 +103,7 @@ TEST_F(StoreTest, StoreQueueRejectsBadOptions) {
   EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument,
                      "max_attempts");
   o = fast();
-  o.min_prefetch = 16;  // above max_prefetch (8)
+  o.min_prefetch = 64;  // above max_prefetch (32)
   EXPECT_STORE_ERROR(make_store_queue(*store_, "w", o), ErrorCode::kInvalidArgument,
                      "min_prefetch <= max_prefetch");
   o.min_prefetch = 0;
