@@ -19,6 +19,15 @@ using backend::DeviceBuffer;
 namespace {
 
 constexpr int kMaxEvalRows = 256;
+
+// Rows of one validation batch, and the most rows a pack's network holds at once (a
+// training batch or a validation batch).
+int eval_rows_of(const Examples& val) {
+  return static_cast<int>(std::clamp<int64_t>(val.rows, 1, kMaxEvalRows));
+}
+int max_rows_of(const Params& p, const Examples& val) {
+  return std::max(p.batch_size, eval_rows_of(val));
+}
 constexpr uint64_t kDropoutSalt = 0xD5A61266F0C9392Cull;
 constexpr uint64_t kShuffleSalt = 0x4F1BBCDCBFA53E0Bull;
 
@@ -63,9 +72,9 @@ class PackTrainer {
         val_(val),
         pack_(static_cast<int>(members.size())),
         batch_(members[0].batch_size),
-        eval_rows_(static_cast<int>(std::clamp<int64_t>(val.rows, 1, kMaxEvalRows))),
+        eval_rows_(eval_rows_of(val)),
         net_(b, architecture_of(members, task, train.features), pack_,
-             std::max(batch_, eval_rows_)),
+             max_rows_of(members[0], val)),
         optimizer_(b, members[0].optimizer, net_) {
     const int rows = net_.max_rows();
     const int outputs = task.outputs();
@@ -330,9 +339,7 @@ std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params>
     throw invalid_argument("train: validation and training features differ");
   b.set_precision(precisions().get(members[0].precision));
   // A member too large alone is refused by the network.
-  const int rows =
-      std::max(members[0].batch_size,
-               static_cast<int>(std::clamp<int64_t>(validation.rows, 1, kMaxEvalRows)));
+  const int rows = max_rows_of(members[0], validation);
   const Architecture a = architecture_of(members, task, train.features);
   size_t part = members.size();
   while (part > 1 && estimate_size(a, static_cast<int>(part), rows).bytes > options.max_pack_bytes)
