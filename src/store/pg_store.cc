@@ -174,47 +174,49 @@ class PgStore final : public SqlStore<Db> {
 
   std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
                                   int max, int64_t now) override REQUIRES(mu_) {
-    // The queued trial first in (study, highest cost, number); then, only if that one is
-    // fresh, more fresh ones. A retried trial comes alone, so a trial that kills its worker
-    // cannot make trials claimed with it lose attempts again and again.
-    // Each statement also records the attempts and their change numbers (in the order
-    // the claims are returned: the first, then the ones taken ahead by number).
+    // One statement: the queued trial first in (study, highest cost, number); then, only if
+    // that one is fresh, up to max - 1 more fresh ones. A retried trial comes alone, so a
+    // trial that kills its worker cannot make trials claimed with it lose attempts again and
+    // again. The statement also records the attempts and their change numbers, in the order
+    // the claims are returned: the first, then the ones taken ahead by number.
     // Claimers skip the rows another claimer holds (SKIP LOCKED) instead of queueing behind
     // it; a row locked is re-checked, so a trial claimed meanwhile is never taken twice.
-    static const std::string kClaim =
-        "WITH c AS (UPDATE trials SET status = 'running', attempts = attempts + 1, "
-        "worker_id = $1, lease_expires = $2, started_at = $3, finished_at = NULL "
-        "WHERE id = ANY(ARRAY";
-    static const std::string kRecord =
-        " RETURNING id, attempts, study_id, number, dataset, params), "
-        "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
-        "SELECT id, attempts, $1, $3 FROM c), "
-        "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM c ORDER BY study_id, number) "
-        "SELECT * FROM c ORDER BY study_id, number";
-    static const std::string kAny =
-        kClaim +
-        "(SELECT id FROM trials WHERE status = 'queued' AND ($5 = 0 OR attempts = 0) "
-        "ORDER BY study_id, cost DESC, number LIMIT $4 FOR UPDATE SKIP LOCKED))" +
-        kRecord;
-    static const std::string kInStudy =
-        kClaim +
-        "(SELECT id FROM trials WHERE status = 'queued' AND study_id = $6 AND "
-        "($5 = 0 OR attempts = 0) ORDER BY cost DESC, number LIMIT $4 FOR UPDATE SKIP LOCKED))" +
-        kRecord;
-    const int64_t expires = now + options.lease.count();
-    std::vector<Claim> claims;
-    auto take = [&](int64_t limit, bool fresh_only) REQUIRES(mu_) {
-      Result q = options.study_id
-                     ? db_.query(kInStudy, worker_id, expires, now, limit, fresh_only ? 1 : 0,
-                                 options.study_id)
-                     : db_.query(kAny, worker_id, expires, now, limit, fresh_only ? 1 : 0);
-      for (int i = 0; i < q.rows(); ++i)
-        claims.push_back(Claim{q.i64(i, 0), q.i32(i, 1), q.i64(i, 2), q.i64(i, 3), q.text(i, 4),
-                               parse(q.text(i, 5), "trials.params"), at(expires)});
+    // One statement rather than one per part because such a re-checked row stays locked
+    // until the claim commits, and its owner's finish waits for that: the lock must not
+    // outlive the claim by more than the COMMIT's round trip.
+    static const std::string kQueued = "SELECT id, attempts FROM trials WHERE status = 'queued' ";
+    static const std::string kInStudy = "AND study_id = $5 ";
+    auto statement = [](const std::string& where, const std::string& order) {
+      return "WITH head AS (" + kQueued + where + "ORDER BY " + order +
+             " LIMIT 1 FOR UPDATE SKIP LOCKED), "
+             "ahead AS (" +
+             kQueued + where +
+             "AND attempts = 0 AND EXISTS (SELECT 1 FROM head WHERE attempts = 0) "
+             "AND id NOT IN (SELECT id FROM head) ORDER BY " +
+             order +
+             " LIMIT $4 - 1 FOR UPDATE SKIP LOCKED), "
+             "c AS (UPDATE trials SET status = 'running', attempts = attempts + 1, "
+             "worker_id = $1, lease_expires = $2, started_at = $3, finished_at = NULL "
+             "WHERE id IN (SELECT id FROM head UNION ALL SELECT id FROM ahead) "
+             "RETURNING id, attempts, study_id, number, dataset, params, "
+             "id IN (SELECT id FROM head) AS first), "
+             "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
+             "SELECT id, attempts, $1, $3 FROM c), "
+             "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM c "
+             "ORDER BY first DESC, study_id, number) "
+             "SELECT id, attempts, study_id, number, dataset, params FROM c "
+             "ORDER BY first DESC, study_id, number";
     };
-    take(1, false);
-    // The first claim is the one to start with; the ones taken ahead follow by number.
-    if (!claims.empty() && max > 1 && claims.front().attempt == 1) take(max - 1, true);
+    static const std::string kAny = statement("", "study_id, cost DESC, number");
+    static const std::string kStudy = statement(kInStudy, "cost DESC, number");
+    const int64_t expires = now + options.lease.count();
+    Result q = options.study_id
+                   ? db_.query(kStudy, worker_id, expires, now, int64_t{max}, options.study_id)
+                   : db_.query(kAny, worker_id, expires, now, int64_t{max});
+    std::vector<Claim> claims;
+    for (int i = 0; i < q.rows(); ++i)
+      claims.push_back(Claim{q.i64(i, 0), q.i32(i, 1), q.i64(i, 2), q.i64(i, 3), q.text(i, 4),
+                             parse(q.text(i, 5), "trials.params"), at(expires)});
     return claims;
   }
 

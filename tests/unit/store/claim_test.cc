@@ -253,6 +253,32 @@ TEST_P(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
   EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 0}));  // ties by number
 }
 
+// A batch claim: the first queued trial, then (only when that one is fresh) fresh ones by
+// number. A retried trial is never taken ahead and comes alone, so a trial that kills its
+// worker cannot cost the trials claimed with it attempts.
+TEST_P(StoreTest, ABatchClaimTakesFreshTrialsAheadAndARetriedOneAlone) {
+  const int64_t study = store_->create_study("batch", nlohmann::json::object());
+  store_->add_trials(
+      study,
+      {{0, "iris", {}, 1.0}, {1, "iris", {}, 1.0}, {2, "iris", {}, 1.0}, {3, "iris", {}, 1.0}});
+  std::optional<Claim> first = store_->claim_next("w", {study});
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(store_->release_trial(first->trial_id, first->attempt));  // 0: queued, retried
+  store_->add_trials(study, {{4, "iris", {}, 9.0}});                    // fresh, claimed first
+  const auto batch = [&](int max) {
+    std::vector<std::pair<int64_t, int>> out;  // (number, attempt) in the order returned
+    for (const Claim& c : store_->claim_batch("w", {study}, max))
+      out.emplace_back(c.number, c.attempt);
+    return out;
+  };
+  using Claimed = std::vector<std::pair<int64_t, int>>;
+  EXPECT_EQ(batch(2), (Claimed{{4, 1}, {1, 1}}));
+  EXPECT_EQ(batch(10), (Claimed{{0, 2}}));  // the retried head, alone
+  EXPECT_EQ(batch(10), (Claimed{{2, 1}, {3, 1}}));
+  EXPECT_TRUE(batch(10).empty());
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kRunning], 5);
+}
+
 TEST_P(StoreTest, ConcurrentClaimersOnSeveralConnectionsNeverClaimATrialTwice) {
   constexpr int kTrials = 120;
   const int64_t study = study_with_trials("s", kTrials);
@@ -267,8 +293,8 @@ TEST_P(StoreTest, ConcurrentClaimersOnSeveralConnectionsNeverClaimATrialTwice) {
         std::string id = "w";  // (not "w" + ...: GCC 12's -Wrestrict false positive)
         id += std::to_string(w);
         while (true) {
-          std::vector<Claim> claims =
-              store->claim_batch(id, lease(kClaimLease * 60, 3, study), 1 + static_cast<int>(rng() % 3));
+          std::vector<Claim> claims = store->claim_batch(id, lease(kClaimLease * 60, 3, study),
+                                                         1 + static_cast<int>(rng() % 3));
           if (claims.empty()) break;
           std::vector<TrialFinish> finishes;
           for (const Claim& c : claims)
