@@ -1,5 +1,8 @@
 // The store-backed queue: receive/ack/requeue over a SQLite store, and leases kept alive
 // by the LeaseKeeper while a "training" thread sleeps past the lease.
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <thread>
 
 #include "../store/store_test_util.h"
@@ -127,6 +130,37 @@ TEST_F(StoreTest, StoreQueueClaimsAtLeastMinPrefetchAtOnce) {
   EXPECT_EQ(numbers, (std::vector<int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(store_->stats().transactions - before, 1) << "one claim transaction for the pack";
   EXPECT_EQ(store_->counts(study)[store::TrialStatus::kRunning], 4);
+  queue->close();
+}
+
+// A commit that waits for the database is the queue's time, not the trial's: short trials
+// whose results take long to commit still share claim transactions. (Before, a commit
+// slower than 20 ms made the queue claim one trial at a time, just when transactions were
+// dearest.) Real time: another connection holds SQLite's write lock through each commit.
+TEST_F(StoreTest, StoreQueueDoesNotCountItsOwnSlowCommitsAsTrialTime) {
+  const int64_t study = study_with_trials("s", 40);
+  auto queue = make_store_queue(*store_, "w1", fast());
+  int64_t most_ahead = 0;  // trials claimed but not yet received, at most
+  for (int cycle = 0; cycle < 6; ++cycle) {
+    std::optional<Delivery> d = queue->receive(milliseconds(0));
+    ASSERT_TRUE(d);
+    sqlite3* other = nullptr;
+    ASSERT_EQ(sqlite3_open(url().substr(7).c_str(), &other), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    std::thread holder([other] {
+      std::this_thread::sleep_for(milliseconds(60));
+      sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+      sqlite3_close(other);
+    });
+    const store::TrialFinish done{
+        d->trial_id, d->attempt, store::TrialStatus::kCompleted, nullptr, 1.0, "", {}};
+    const std::vector<bool> applied = queue->finish({done});  // waits for the lock
+    holder.join();
+    ASSERT_EQ(applied, std::vector<bool>{true});
+    queue->ack(*d);
+    most_ahead = std::max(most_ahead, store_->counts(study)[store::TrialStatus::kRunning]);
+  }
+  EXPECT_GT(most_ahead, 0) << "every claim took one trial: the slow commits counted as trials";
   queue->close();
 }
 
