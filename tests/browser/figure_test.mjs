@@ -6,7 +6,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  axisKey, axisRange, axisTicks, axisType, blendMarkers, canDraw, categories, dashPattern, discMask, fillTemplate,
+  axisKey, axisRange, axisTicks, axisType, blendMarkers, canDraw, categories, dashPattern, discMask, dragZoom, fillTemplate,
   fitTicks, formatValue, hoverLines, legendItems, legendKey, makeScale, markupText, nearestPoint, paperToPixel,
   parseColour, parseMarkup, siText, subplotBox, subplots, toUnit, visibleTraces,
 } from '../../web/js/figure.js';
@@ -129,6 +129,16 @@ test('scales: data to pixels and back, y upwards', () => {
   assert.equal(y(0), 300);
   assert.equal(y(1), 20);
   assert.equal(y.unit(160), 0.5);
+});
+
+test('zoom: a drag zooms a box, or one axis when it is flat, not a click', () => {
+  const x = makeScale(0, 100, 0, 1000);
+  const y = makeScale(0, 1, 300, 0);
+  assert.deepEqual(dragZoom(x, y, 100, 30, 300, 150), { x: [10, 30], y: [0.5, 0.9] });
+  assert.deepEqual(dragZoom(x, y, 300, 150, 100, 30), { x: [10, 30], y: [0.5, 0.9] }); // either way
+  assert.deepEqual(dragZoom(x, y, 100, 30, 300, 33), { x: [10, 30] });
+  assert.deepEqual(dragZoom(x, y, 100, 30, 102, 150), { y: [0.5, 0.9] });
+  assert.equal(dragZoom(x, y, 100, 30, 103, 32), null);
 });
 
 test('hover text: templates filled with formats, <extra> dropped, markup as lines of runs', () => {

@@ -219,6 +219,20 @@ export function fitTicks(ticks, scale, minGap) {
   return thinTicks(ticks.map((t) => ({ ...t, v: t.u })), scale, minGap);
 }
 
+// The ranges a drag from (x0, y0) to (x1, y1) (px) zooms a subplot to, as Plotly's zoom:
+// a box when it spans minPx or more both ways, only x (or only y) when it spans less the
+// other way, nothing when it is a click. xScale, yScale: the subplot's scales (makeScale).
+// Returns {x?: [lo, hi], y?: [lo, hi]} in the axes' units, or null.
+export function dragZoom(xScale, yScale, x0, y0, x1, y1, minPx = 6) {
+  const wide = Math.abs(x1 - x0) >= minPx;
+  const tall = Math.abs(y1 - y0) >= minPx;
+  if (!wide && !tall) return null;
+  const out = {};
+  if (wide) out.x = [xScale.unit(Math.min(x0, x1)), xScale.unit(Math.max(x0, x1))];
+  if (tall) out.y = [yScale.unit(Math.max(y0, y1)), yScale.unit(Math.min(y0, y1))];
+  return out;
+}
+
 // ---- hover text ----------------------------------------------------------------------------
 // d3-format's subset that the templates use: '.4g', '.2s', '.3~g', '.2f', '' ; non-numbers
 // as text, missing values as a dash.

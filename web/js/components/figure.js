@@ -3,7 +3,9 @@
 // half (subplots, ranges, ticks, hover text, nearest point, markers as pixels) is
 // web/js/figure.js, unit-tested in Node; this file holds the DOM: the canvas, the HTML
 // legend (a click hides or shows a legend group; kept across live updates of the same
-// revision), the hover label (text nodes only) and the click on a point.
+// revision), the hover label (text nodes only), the click on a point, and zoom (drag a box,
+// or along one axis, in a subplot; a double click or 'reset zoom' undoes it; kept across
+// live updates of the same revision, as Plotly's uirevision keeps it).
 //
 // The host div keeps what tests and callers read of a Plotly graph div: `div.data` (the
 // figure's traces) and `div.layout`. A click on a point dispatches a `plotclick` event on
@@ -14,7 +16,7 @@
 import { h, fill } from '../dom.js';
 import { FONT } from '../plots.js';
 import {
-  HOVER_DISTANCE, axisRange, axisTicks, axisType, blendMarkers, categories, dashPattern, discMask, fitTicks, hoverLines,
+  HOVER_DISTANCE, axisRange, dragZoom, axisTicks, axisType, blendMarkers, categories, dashPattern, discMask, fitTicks, hoverLines,
   legendItems, makeScale, nearestPoint, paperToPixel, parseColour, parseMarkup, markupText, subplotBox, subplots,
   toUnit, visibleTraces,
 } from '../figure.js';
@@ -31,6 +33,7 @@ export class FigureView {
     this.div = div;
     this.fig = { data: [], layout: {} };
     this.hidden = new Set(); // legend keys hidden by a click
+    this.zoom = new Map(); // subplot ('x2 y2') -> {x?: [lo, hi], y?: [lo, hi]} in axis units
     this.revision = null;
     this.points = []; // per drawn trace: {trace, px, py} in CSS px, for hover and click
     this.size = { w: 0, h: 0, dpr: 0 };
@@ -38,7 +41,8 @@ export class FigureView {
     this.canvas = h('canvas', { class: 'figure-canvas', role: 'img' });
     this.tip = h('div', { class: 'figure-tip', hidden: true });
     this.ring = h('div', { class: 'figure-ring', hidden: true });
-    this.area = h('div', { class: 'figure-area' }, this.canvas, this.ring, this.tip);
+    this.band = h('div', { class: 'figure-zoom-band', hidden: true });
+    this.area = h('div', { class: 'figure-area' }, this.canvas, this.band, this.ring, this.tip);
     this.legend = h('div', { class: 'figure-legend' });
     fill(div, this.area, this.legend);
     div.classList.add('figure-host');
@@ -46,8 +50,10 @@ export class FigureView {
     div.pointPosition = (t, k) => this.pointPosition(t, k);
     this.canvas.addEventListener('pointermove', (e) => this.onMove(e));
     this.canvas.addEventListener('pointerleave', () => this.hideHover());
-    this.canvas.addEventListener('pointerdown', (e) => { this.down = this.local(e); });
+    this.canvas.addEventListener('pointerdown', (e) => this.onDown(e));
     this.canvas.addEventListener('pointerup', (e) => this.onUp(e));
+    this.canvas.addEventListener('pointercancel', () => { this.down = null; this.band.hidden = true; });
+    this.canvas.addEventListener('dblclick', () => this.resetZoom());
     this.resizer = typeof ResizeObserver === 'function' ? new ResizeObserver(() => {
       if (this.area.clientWidth !== this.size.w || this.area.clientHeight !== this.size.h) this.schedule();
     }) : null;
@@ -57,17 +63,30 @@ export class FigureView {
   // Shows a figure and draws it at once. Legend clicks are kept while `revision` stays the
   // same (plots.js's figures: the same kind of figure, live data).
   set(fig, revision = 'keep') {
-    if (revision !== this.revision) this.hidden.clear();
+    if (revision !== this.revision) {
+      this.hidden.clear();
+      this.zoom.clear();
+    }
     this.revision = revision;
     this.fig = fig;
     this.div.data = fig.data;
     this.div.layout = fig.layout;
     this.renderLegend();
     this.draw();
+    if (this.hit && this.pointer) this.hover(this.pointer); // the label follows the new data
+  }
+
+  resetZoom() {
+    if (!this.zoom.size) return;
+    this.zoom.clear();
+    this.renderLegend();
+    this.hideHover();
+    this.draw();
   }
 
   destroy() {
     this.resizer?.disconnect();
+    this.dprQuery?.removeEventListener('change', this.onDpr);
     if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
     if (this.div.figureView === this) {
@@ -99,8 +118,9 @@ export class FigureView {
         title: 'click to hide or show',
         dataset: { key: it.key },
         onclick: () => this.toggle(it.key),
-      }, swatch(it), markupText(it.name))));
-    this.legend.hidden = items.length === 0;
+      }, swatch(it), markupText(it.name))),
+      this.zoom.size ? h('button', { type: 'button', class: 'link small figure-reset', onclick: () => this.resetZoom() }, 'reset zoom') : null);
+    this.legend.hidden = items.length === 0 && this.zoom.size === 0;
   }
 
   toggle(key) {
@@ -122,6 +142,13 @@ export class FigureView {
     if (w !== this.size.w || ht !== this.size.h || dpr !== this.size.dpr) {
       this.canvas.width = Math.round(w * dpr);
       this.canvas.height = Math.round(ht * dpr);
+      if (dpr !== this.size.dpr && typeof matchMedia === 'function') {
+        // redraw when the pixel ratio changes (zoom, another screen); no resize says so
+        this.dprQuery?.removeEventListener('change', this.onDpr);
+        this.onDpr ??= () => this.schedule();
+        this.dprQuery = matchMedia(`(resolution: ${dpr}dppx)`);
+        this.dprQuery.addEventListener('change', this.onDpr);
+      }
       this.size = { w, h: ht, dpr };
     }
     const ctx = this.canvas.getContext('2d');
@@ -160,10 +187,11 @@ export class FigureView {
         return { xs, lo, hi, markers: (t.mode || 'markers').includes('markers') };
       });
       const markers = units.some((u) => u.markers);
+      const zoom = this.zoom.get(`${s.x} ${s.y}`) || {};
       return {
         xType, yType, xCats, yCats, xu, yu,
-        xRange: axisRange(s.xa, xType, units.map((u) => u.xs), { markers }),
-        yRange: axisRange(s.ya, yType, units.flatMap((u) => [u.lo, u.hi]), { markers: true }),
+        xRange: zoom.x || axisRange(s.xa, xType, units.map((u) => u.xs), { markers }),
+        yRange: zoom.y || axisRange(s.ya, yType, units.flatMap((u) => [u.lo, u.hi]), { markers: true }),
       };
     });
 
@@ -192,7 +220,7 @@ export class FigureView {
       const box = subplotBox(area, s.xa, s.ya);
       const xScale = makeScale(a.xRange[0], a.xRange[1], box.left, box.right);
       const yScale = makeScale(a.yRange[0], a.yRange[1], box.bottom, box.top);
-      this.scales[k] = { box, xScale, yScale, ...a };
+      this.scales[k] = { key: `${s.x} ${s.y}`, box, xScale, yScale, ...a };
       this.drawAxes(ctx, s, this.scales[k], fontSize);
       ctx.save();
       ctx.beginPath();
@@ -316,7 +344,17 @@ export class FigureView {
       px[i] = xScale(xu(t.x[i]));
       py[i] = yScale(yu(t.y[i]));
     }
-    this.points.push({ trace: index, px, py });
+    // for hover, click and pointPosition: only the points inside the subplot (zoom clips)
+    const { box } = sc;
+    const hx = px.slice();
+    const hy = py.slice();
+    for (let i = 0; i < n; i += 1) {
+      if (!(px[i] >= box.left - 1 && px[i] <= box.right + 1 && py[i] >= box.top - 1 && py[i] <= box.bottom + 1)) {
+        hx[i] = NaN;
+        hy[i] = NaN;
+      }
+    }
+    this.points.push({ trace: index, px: hx, py: hy });
     const mode = t.mode || 'markers';
     const marker = t.marker || {};
     const line = t.line || {};
@@ -461,6 +499,10 @@ export class FigureView {
 
   onMove(e) {
     this.pointer = this.local(e);
+    if (this.down && this.down.k >= 0) {
+      this.onDrag(this.pointer);
+      return;
+    }
     if (this.hoverFrame) return;
     this.hoverFrame = requestAnimationFrame(() => {
       this.hoverFrame = 0;
@@ -503,12 +545,59 @@ export class FigureView {
     this.hit = null;
   }
 
+  // The subplot under a point (CSS px), or -1.
+  subplotAt(p) {
+    return (this.scales || []).findIndex((sc) => p.x >= sc.box.left && p.x <= sc.box.right && p.y >= sc.box.top && p.y <= sc.box.bottom);
+  }
+
+  onDown(e) {
+    if (e.button !== 0) return;
+    const p = this.local(e);
+    this.down = { ...p, k: this.subplotAt(p) };
+    this.canvas.setPointerCapture?.(e.pointerId);
+  }
+
+  // A drag in a subplot: the band it would zoom to.
+  onDrag(p) {
+    const d = this.down;
+    const sc = this.scales[d.k];
+    const box = sc.box;
+    const x = Math.min(box.right, Math.max(box.left, p.x));
+    const y = Math.min(box.bottom, Math.max(box.top, p.y));
+    const z = dragZoom(sc.xScale, sc.yScale, d.x, d.y, x, y);
+    if (!z) {
+      this.band.hidden = true;
+      return;
+    }
+    this.hideHover();
+    const l = z.x ? Math.min(d.x, x) : box.left;
+    const r = z.x ? Math.max(d.x, x) : box.right;
+    const t = z.y ? Math.min(d.y, y) : box.top;
+    const b = z.y ? Math.max(d.y, y) : box.bottom;
+    Object.assign(this.band.style, { left: `${l}px`, top: `${t}px`, width: `${r - l}px`, height: `${b - t}px` });
+    this.band.hidden = false;
+  }
+
   onUp(e) {
     const down = this.down;
     this.down = null;
+    this.band.hidden = true;
     if (!down || e.button !== 0) return;
+    this.canvas.releasePointerCapture?.(e.pointerId);
     const p = this.local(e);
-    if (Math.abs(p.x - down.x) > 4 || Math.abs(p.y - down.y) > 4) return;
+    if (Math.abs(p.x - down.x) > 4 || Math.abs(p.y - down.y) > 4) {
+      // a drag: zoom the subplot it started in
+      const sc = this.scales[down.k];
+      if (!sc) return;
+      const x = Math.min(sc.box.right, Math.max(sc.box.left, p.x));
+      const y = Math.min(sc.box.bottom, Math.max(sc.box.top, p.y));
+      const z = dragZoom(sc.xScale, sc.yScale, down.x, down.y, x, y);
+      if (!z) return;
+      this.zoom.set(sc.key, { ...this.zoom.get(sc.key), ...z });
+      this.renderLegend();
+      this.draw();
+      return;
+    }
     const hit = nearestPoint(this.points, p.x, p.y, HOVER_DISTANCE);
     if (!hit) return;
     const trace = this.fig.data[hit.trace];
