@@ -202,7 +202,7 @@ export class FigureView {
       const a = axes[k];
       const box = subplotBox(area0, s.xa, s.ya);
       const yScale = makeScale(a.yRange[0], a.yRange[1], box.bottom, box.top);
-      const yTicks = fitTicks(axisTicks(s.ya, a.yType, a.yRange, { count: Math.max(2, Math.round((box.bottom - box.top) / 50)), cats: a.yCats }), yScale, fontSize + 4);
+      const yTicks = fitTicks(axisTicks(s.ya, a.yType, a.yRange, { count: Math.max(2, Math.round((box.bottom - box.top) / 40)), cats: a.yCats }), yScale, fontSize + 4);
       const labelW = Math.max(0, ...yTicks.map((t) => ctx.measureText(t.text).width));
       return { yTicks, labelW };
     });
@@ -246,7 +246,7 @@ export class FigureView {
   drawAxes(ctx, s, sc, fontSize) {
     const { box, xScale, yScale } = sc;
     const xTicks = fitTicks(axisTicks(s.xa, sc.xType, sc.xRange, { count: Math.max(2, Math.round((box.right - box.left) / 90)), cats: sc.xCats }), xScale, 0);
-    const yTicks = fitTicks(axisTicks(s.ya, sc.yType, sc.yRange, { count: Math.max(2, Math.round((box.bottom - box.top) / 50)), cats: sc.yCats }), yScale, fontSize + 4);
+    const yTicks = fitTicks(axisTicks(s.ya, sc.yType, sc.yRange, { count: Math.max(2, Math.round((box.bottom - box.top) / 40)), cats: sc.yCats }), yScale, fontSize + 4);
     // x tick labels may not overlap: keep those at least their width apart
     ctx.font = `${fontSize}px ${FONT}`;
     const xKept = [];
