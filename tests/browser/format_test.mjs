@@ -23,3 +23,11 @@ test('grouped numbers: thousands separated, rounded, the dash for a missing valu
   assert.equal(fmtValue(12345.6), '12,346');
   assert.equal(fmtValue(0.012345), '0.01235');
 });
+
+test('grouped numbers: as Intl.NumberFormat en-US writes them, for every size and sign', () => {
+  const intl = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+  const values = [0, -0, 0.4, -0.4, 1, 9, 10, 99, 100, 999, 999.5, 1000, 1001, 9999, 12345, 123456, 999999.5, 1e6,
+    1234567, 12345678901, 2 ** 53 - 1, 2 ** 53, 1e21, -1, -999, -1000, -1234567.8, NaN, Infinity, -Infinity];
+  for (let k = 1; k < 1e15; k *= 7) values.push(k, -k, k + 0.5);
+  for (const v of values) assert.equal(grouped(v), intl.format(Math.round(v)), String(v));
+});

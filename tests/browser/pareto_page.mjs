@@ -38,15 +38,16 @@ function readPareto(cost) {
   }));
 }
 
-// Runs in the page: where a trace's point is on screen.
+// Runs in the page: where a trace's point is on screen. The view is a canvas
+// (web/js/components/figure.js): div.pointPosition(trace, k) says where point k of trace
+// `trace` is drawn, in CSS pixels from the div's top left corner.
 function pointOnScreen({ dataset, k }) {
   const div = document.getElementById('plot-pareto');
-  const t = div.data.find((d) => d.meta && d.meta.role === 'front' && d.meta.dataset === dataset);
-  const layout = div._fullLayout;
-  const xa = layout[`xaxis${(t.xaxis || 'x').slice(1)}`];
-  const ya = layout[`yaxis${(t.yaxis || 'y').slice(1)}`];
+  const t = div.data.findIndex((d) => d.meta && d.meta.role === 'front' && d.meta.dataset === dataset);
+  const at = div.pointPosition(t, k);
+  if (!at) return null;
   const box = div.getBoundingClientRect();
-  return { x: box.left + xa._offset + xa.d2p(t.x[k]), y: box.top + ya._offset + ya.d2p(t.y[k]) };
+  return { x: box.left + at.x, y: box.top + at.y };
 }
 
 const results = { ok: false, base: BASE, study: STUDY, checks: {} };
@@ -106,10 +107,11 @@ async function main(state) {
       document.getElementById('plot-pareto').scrollIntoView({ block: 'center' });
     });
     const at = await page.evaluate(pointOnScreen, { dataset: first.dataset, k });
+    check(at, `${cost}: trial #${trial.number} is not drawn on the ${first.dataset} subplot`);
     await page.mouse.move(at.x, at.y);
     const hover = await page.waitForFunction(() => {
-      const el = document.querySelector('#plot-pareto .hoverlayer .hovertext');
-      return el ? el.textContent : null;
+      const el = document.querySelector('#plot-pareto .figure-tip');
+      return el && !el.hidden ? el.textContent : null;
     }, null, { timeout: 10_000 }).then((h) => h.jsonValue())
       .catch(() => { throw new CheckFailed(`${cost}: hovering trial #${trial.number} showed no label`); });
     for (const part of [`trial #${trial.number}`, `hidden layers = ${trial.params.hidden_layers}`,

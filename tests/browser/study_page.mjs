@@ -340,7 +340,7 @@ async function waitPlots(page, timeoutMs) {
   try {
     // The page draws a view once it comes near sight: scroll through it as a reader would.
     await showEveryView(page, { timeoutMs });
-    // every view drawn (views.mjs: a Plotly graph, or the parallel coordinates' canvas)
+    // every view drawn (views.mjs: a canvas figure, or the parallel coordinates' canvas)
     await page.waitForFunction(`${JSON.stringify(VIEW_IDS)}.every((id) => (${String(viewFilled)})({ id }))
       && document.querySelectorAll('#trials-table tbody tr').length > 0`, null, { timeout: timeoutMs, polling: 100 });
   } catch (err) {
@@ -397,7 +397,9 @@ async function main() {
     `#plot-parcoords is ${deferred.state} (data ${deferred.requested ? `requested: ${deferred.requested}` : 'not requested'}) before it was scrolled into sight`);
   results.deferred = deferred;
   await waitPlots(page, 40_000);
-  check(await page.evaluate(() => typeof window.Plotly === 'object'), 'Plotly did not load (meta layerlab-plotly)');
+  // every plot of the study page is a canvas (web/js/components/figure.js, parallel.js): no Plotly
+  check(await page.evaluate(() => window.Plotly === undefined && !document.querySelector('script[src*="plotly"]')),
+    'the study page loaded Plotly');
   await shot(page, 'study', { fullPage: true });
   results.checks.initial = await checkConsistent(page, 'initial render');
   results.checks.parallel = await checkParallel(page);
@@ -520,6 +522,8 @@ async function main() {
     ...await checkWorkerActivity(page),
   };
   await shot(page, 'workers', { fullPage: true });
+  // the workers page's bar and time charts are Plotly's, loaded from the URL index.html names
+  check(await page.evaluate(() => typeof window.Plotly === 'object'), 'Plotly did not load on the workers page (meta layerlab-plotly)');
 
   check(await page.evaluate(() => window.__noReload === 1), 'the page reloaded while switching pages');
   check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);

@@ -4,9 +4,10 @@
 
 export const VIEW_IDS = ['plot-metric', 'plot-time', 'plot-history', 'plot-pareto', 'plot-parcoords', 'plot-curves'];
 
-// Runs in the page: is the plot div `id` drawn (with at least one trace when `traces`)? The
-// parallel coordinates are a canvas (web/js/components/parallel.js), not a Plotly graph:
-// drawn when it says so, holding data when it drew lines (data-drawn).
+// Runs in the page: is the plot div `id` drawn (with at least one trace when `traces`)? A
+// figure (web/js/components/figure.js) keeps its traces in `div.data`, as a Plotly graph div
+// does. The parallel coordinates (web/js/components/parallel.js) have no traces: drawn when
+// they say so, holding data when they drew lines (data-drawn).
 export function viewFilled({ id, traces }) {
   const el = document.getElementById(id);
   if (el && el.dataset.rows !== undefined) {

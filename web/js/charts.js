@@ -1,14 +1,19 @@
-// Draws figure specs from plots.js into graph divs with Plotly. The div itself becomes the
-// Plotly graph div, so `div.data` holds the traces. `data-state` on the div says 'loading',
-// 'ready' or 'error'.
+// Draws figure specs from plots.js into graph divs. Figures of scatter traces (every plot of
+// the study page) are drawn on a canvas 2D by components/figure.js; others (the workers
+// page's bars and time axes) by Plotly. Either way `div.data` holds the traces and
+// `data-state` on the div says 'loading', 'ready' or 'error'; `data-traces` counts the traces.
+// A canvas figure also has `div.pointPosition(trace, k)` (where a point is drawn, for tests)
+// and dispatches `plotclick` on the div (detail {traceIndex, pointIndex, trace, customdata}).
 //
-// Plotly (1.5 MB) is loaded on first use, not by index.html: a page without plots (the
-// studies list, workers) never parses it, and a study page fetches its data while Plotly
-// downloads. Its URL, content-hashed by the server, is in <meta name="layerlab-plotly">. The
-// offline report inlines Plotly before these modules, so there window.Plotly is already set.
+// Plotly (1.5 MB) is loaded on first use, not by index.html: a page without Plotly figures
+// (the studies list, the study page) never parses it. Its URL, content-hashed by the server,
+// is in <meta name="layerlab-plotly">. The offline report inlines Plotly before these
+// modules, so there window.Plotly is already set.
 
 import { h } from './dom.js';
 import { PLOT_CONFIG } from './plots.js';
+import { canDraw } from './figure.js';
+import { FigureView } from './components/figure.js';
 
 // WebGL traces (scattergl; the report's parcoords) at the screen's pixel ratio, not Plotly's default 2:
 // four times fewer pixels to fill on ordinary screens and in software rendering.
@@ -35,19 +40,31 @@ export function loadPlotly() {
 }
 
 // Renders (or updates in place) a figure. User zoom and legend clicks survive live updates
-// (uirevision) until the figure's kind changes (e.g. from the empty state to data).
+// (uirevision; on the canvas: the legend's hidden groups) until the figure's kind changes
+// (e.g. from the empty state to data).
 export async function renderFigure(div, fig, { revision = 'keep' } = {}) {
-  const layout = { ...fig.layout };
   const kind = fig.data.length ? 'data' : 'empty';
-  layout.uirevision = `${revision}:${kind}`;
-  if (layout.height) {
-    div.style.height = `${layout.height}px`;
+  if (fig.layout.height) {
+    div.style.height = `${fig.layout.height}px`;
   } else if (div.style.height) {
     div.style.height = '';
   }
-  layout.autosize = true;
-  const Plotly = await loadPlotly();
-  await Plotly.react(div, fig.data, layout, CONFIG);
+  if (canDraw(fig)) {
+    if (div._fullLayout) purgePlotly(div);
+    const view = div.figureView || new FigureView(div);
+    view.set(fig, `${revision}:${kind}`);
+  } else {
+    if (div.figureView) {
+      div.figureView.destroy();
+      div.classList.remove('figure-host');
+      div.replaceChildren();
+      delete div.data;
+      delete div.layout;
+    }
+    const layout = { ...fig.layout, uirevision: `${revision}:${kind}`, autosize: true };
+    const Plotly = await loadPlotly();
+    await Plotly.react(div, fig.data, layout, CONFIG);
+  }
   div.dataset.state = 'ready';
   div.dataset.traces = String(fig.data.length);
   div.closest('.card')?.classList.remove('is-loading');
@@ -76,10 +93,16 @@ export function markError(div) {
   div.closest('.card')?.classList.remove('is-loading');
 }
 
-export function purge(div) {
+function purgePlotly(div) {
   try {
     if (window.Plotly) window.Plotly.purge(div);
   } catch {
     /* already gone */
   }
+  div.replaceChildren();
+}
+
+export function purge(div) {
+  if (div.figureView) div.figureView.destroy();
+  if (div._fullLayout) purgePlotly(div);
 }

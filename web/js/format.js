@@ -15,9 +15,17 @@ export function statusLabel(s) {
 // Intl.NumberFormat on each call, which cost 0.4 s for the hover texts of 10,000 points.
 const GROUPED = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
-// 12345.6 -> "12,346"
+// 12345.6 -> "12,346". Integers below 2^53 are grouped here: even the shared
+// Intl.NumberFormat costs about 5 µs a call, 0.1 s of the Pareto view's hover texts at
+// 10,000 points; the rest (and -0, NaN, infinities) as Intl writes them.
 export function grouped(v) {
-  return GROUPED.format(Math.round(v));
+  const n = Math.round(v);
+  if (!Number.isSafeInteger(n) || Object.is(n, -0)) return GROUPED.format(n);
+  const s = String(n < 0 ? -n : n);
+  if (s.length <= 3) return n < 0 ? `-${s}` : s;
+  let out = s.slice(0, ((s.length - 1) % 3) + 1);
+  for (let i = out.length; i < s.length; i += 3) out += `,${s.slice(i, i + 3)}`;
+  return n < 0 ? `-${out}` : out;
 }
 
 export function isNum(v) {

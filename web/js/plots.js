@@ -539,12 +539,26 @@ export function paretoFigure(pareto, opts = {}) {
   }
   if (!datasets.length) return emptyFigure(`no trial with a value records its ${costWords}`);
   const metric = label(pareto.metric || 'value');
+  const safeMetric = hoverSafe(metric);
+  // the hover text of every point (10,000 and more): the parameters' names and the string
+  // values, escaped once each
+  const names = new Map();
+  const safeName = (p) => {
+    if (!names.has(p)) names.set(p, hoverSafe(label(p)));
+    return names.get(p);
+  };
+  const strings = new Map();
+  const safeValue = (v) => {
+    if (typeof v !== 'string') return hoverSafe(fmtParam(v));
+    if (!strings.has(v)) strings.set(v, hoverSafe(fmtParam(v)));
+    return strings.get(v);
+  };
   const hover = (d, t, onFront) => {
-    const names = opts.parameters || Object.keys(t.params || {});
-    const config = names.filter((p) => t.params && p in t.params && t.params[p] !== null)
-      .map((p) => `${hoverSafe(label(p))} = ${hoverSafe(fmtParam(t.params[p]))}`);
+    const keys = opts.parameters || Object.keys(t.params || {});
+    const config = keys.filter((p) => t.params && p in t.params && t.params[p] !== null)
+      .map((p) => `${safeName(p)} = ${safeValue(t.params[p])}`);
     return [`<b>${hoverSafe(d.dataset)}</b> \u00b7 trial #${t.number}${onFront ? ' \u00b7 <b>on the front</b>' : ''}`,
-      `${hoverSafe(metric)}: ${fmtValue(t.value)}`,
+      `${safeMetric}: ${fmtValue(t.value)}`,
       `${costText('parameter_count', t.parameter_count)} \u00b7 ${fmtSeconds(t.seconds)}`,
       ...config].join('<br>');
   };

@@ -3,11 +3,12 @@
 // cost with each dataset's Pareto front, optimisation history, parallel coordinates,
 // learning curves, trials table), the leaderboard of each dataset and the details of the
 // selected trial.
-// Views load when they come into sight (an IntersectionObserver): a study of
-// 50,000 trials has plots that take a second each to draw in software WebGL (Pareto), and
-// a reader of the first screen should not wait for them. A view once seen stays live. The
-// parallel coordinates are drawn on a canvas 2D (components/parallel.js), not with
-// Plotly's parcoords: that is WebGL only and takes about 2 s in software WebGL.
+// Views load when they come into sight (an IntersectionObserver): a reader of the first
+// screen should not wait for the views below it. A view once seen stays live. Every view is
+// drawn on a canvas 2D, none with Plotly (1.5 MB to parse, 0.2-0.4 s a plot in software
+// rendering, about 2 s for its WebGL parcoords): the parallel coordinates by
+// components/parallel.js, the other plots (plots.js's figure specs) by components/figure.js
+// through charts.js's renderFigure.
 // Live: trial events update the counts and (throttled to about once a second) the plots
 // and the table page; epoch events extend the curves of selected trials; resync refetches
 // everything. The page never reloads.
@@ -17,7 +18,7 @@ import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
 import { bestNote, fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../format.js';
 import { refresher } from '../throttle.js';
-import { loadPlotly, markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
+import { markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
 import {
   PALETTE, PARETO_COSTS, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
   parcoordsFields, timeFigure, yLabel,
@@ -82,7 +83,6 @@ function numericParams(study) {
 
 export function mount(root, { id: studyId }, ctx) {
   ctx.setTitle(`Study ${studyId}`);
-  loadPlotly().catch(() => {}); // downloads while the data loads; a plot that needs it reports a failure
   let alive = true;
   let study = null;
   let table = null;
@@ -346,13 +346,15 @@ export function mount(root, { id: studyId }, ctx) {
     const url = endpoints.pareto(studyId, { limit: PARETO_LIMIT });
     await plot(pareto, 'plot-pareto', url,
       (j) => paretoFigure(j, { cost: opts.cost, parameters: variedParams(study) }), { inputs: opts.cost });
-    if (alive && !pareto.clicks && typeof pareto.div.on === 'function') {
+    if (alive && !pareto.clicks) {
+      // a click on a point (components/figure.js's plotclick) shows that trial
       pareto.clicks = true;
-      pareto.div.on('plotly_click', (ev) => {
-        const pt = ev && ev.points && ev.points[0];
-        if (!pt || !pt.customdata) return;
-        const [id, number] = pt.customdata;
-        selectTrial({ id, number, dataset: pt.data.meta && pt.data.meta.dataset }, true);
+      pareto.div.dataset.clickable = '1';
+      pareto.div.addEventListener('plotclick', (ev) => {
+        const { customdata, trace } = ev.detail;
+        if (!customdata) return;
+        const [id, number] = customdata;
+        selectTrial({ id, number, dataset: trace.meta && trace.meta.dataset }, true);
       });
     }
   }
