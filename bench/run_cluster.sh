@@ -31,7 +31,9 @@
 # Environment:
 #   RUNS (3)              runs (rounds) of every measurement
 #   N (2000)              empty trials per run in (a)
-#   SCALE_N (4000)        empty trials per run in (d)
+#   SCALE_N (20000)       empty trials per run in (d): at 4,000, a third of a 16-worker run
+#                         was the workers' start-up, and a queue that fell to one trial
+#                         per claim under load did not show (2026-12-02)
 #   SCALE_WORKERS ("2 4 8 16")  worker process counts in (d); ratios are to the smallest
 #   WAIT_SAMPLE_MS (20)   the lock sampler's interval in (d); 0: no sampling
 #   SKIP_SWEEPS=1         skip (b) and (c) (the slow part) for a quicker run
@@ -44,7 +46,7 @@ root="$(pwd)"
 PY=/usr/bin/python3
 RUNS="${RUNS:-3}"
 N="${N:-2000}"
-SCALE_N="${SCALE_N:-4000}"
+SCALE_N="${SCALE_N:-20000}"
 SCALE_WORKERS="${SCALE_WORKERS:-2 4 8 16}"
 WAIT_SAMPLE_MS="${WAIT_SAMPLE_MS:-20}"
 SKIP_SWEEPS="${SKIP_SWEEPS:-0}"
