@@ -6,6 +6,7 @@ its x-events names. Which routes exist is checked by tests/unit/server/openapi_t
 
 import http.client
 import json
+import socket
 import threading
 import unittest
 import urllib.error
@@ -69,15 +70,28 @@ class OpenApiResponsesTest(unittest.TestCase):
         cls.wait_finished("kept")
         status, _, body = call("GET", "/api/v1/studies/kept/leaderboard?limit=1")
         cls.kept_trial_id = json.loads(body)["datasets"][0]["trials"][0]["id"]
-        # A second study to cancel; it stays cancelled, so a second cancel is a 409.
+        # A second study to cancel; it stays cancelled, so a second cancel is a 409. It has
+        # 100 trials of 50 epochs: a study of one small trial could finish before the cancel
+        # arrives on a loaded machine (then it is a 409 already; seen in CI's sanitizer run).
         status, _, body = call("POST", "/api/v1/studies", json.dumps(
-            {"name": "cancelled", "datasets": ["iris"], "parameters": {"units": {"value": 8}},
-             "method": "grid"}), {"Content-Type": "application/json"})
+            {"name": "cancelled", "datasets": ["iris"], "method": "grid",
+             "parameters": {"units": {"values": list(range(8, 108))},
+                            "epochs": {"value": 50}}}), {"Content-Type": "application/json"})
         assert status == 201, body
         assert call("POST", "/api/v1/studies/cancelled/cancel")[0] == 200
         status, _, body = call("GET", f"/api/v1/studies/{cls.study_id}/trials?limit=1")
         cls.trial_id = json.loads(body)["trials"][0]["id"]
+        cls.stop_reading()
+
+    @classmethod
+    def stop_reading(cls):
         cls.stop_events.set()
+        sock = cls.events_conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # the server closed the stream already: nothing left to stop
+                pass
         cls.reader.join(10)
 
     @classmethod
@@ -92,18 +106,24 @@ class OpenApiResponsesTest(unittest.TestCase):
 
     @classmethod
     def read_events(cls):
-        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=1)
+        # Lines through the response, which undoes the chunked transfer encoding (the raw
+        # socket's lines break where a chunk ends, cutting an event's data in two). No read
+        # timeout: one can strike inside a chunk's framing and lose bytes; the stream is
+        # stopped by shutting its socket down (stop_reading).
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        cls.events_conn = conn
         try:
             conn.request("GET", "/api/v1/events")
             resp = conn.getresponse()
+            conn.sock.settimeout(None)
             cls.events_status = (resp.status, resp.getheader("Content-Type"))
             cls.events_ready.set()
             kind, data = None, []
             while not cls.stop_events.is_set():
                 try:
-                    line = resp.fp.readline()
-                except OSError:  # the 1 s read timeout: look at the stop flag again
-                    continue
+                    line = resp.readline()
+                except (OSError, http.client.HTTPException):  # stop_reading shut it down
+                    break
                 if not line:
                     break
                 line = line.decode().rstrip("\r\n")
@@ -271,8 +291,9 @@ class OpenApiResponsesTest(unittest.TestCase):
             seen.add(kind)
         # The study's trials were added, claimed and finished while the stream was open.
         self.assertIn("trial", seen)
-        finished = {json.loads(d)["number"] for k, d in self.events
-                    if k == "trial" and json.loads(d)["status"] == "completed"}
+        trials = [json.loads(d) for k, d in self.events if k == "trial"]
+        finished = {t["number"] for t in trials
+                    if t["study_id"] == self.study_id and t["status"] == "completed"}
         self.assertEqual(finished, {0, 1, 2, 3})
 
 
