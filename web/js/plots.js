@@ -542,17 +542,16 @@ export function paretoFigure(pareto, opts = {}) {
   const safeMetric = hoverSafe(metric);
   // the hover text of every point (10,000 and more): the parameters' names and the string
   // values, escaped once each
-  const names = new Map();
-  const safeName = (p) => {
-    if (!names.has(p)) names.set(p, hoverSafe(label(p)));
-    return names.get(p);
+  const once = (f) => {
+    const seen = new Map();
+    return (k) => {
+      if (!seen.has(k)) seen.set(k, f(k));
+      return seen.get(k);
+    };
   };
-  const strings = new Map();
-  const safeValue = (v) => {
-    if (typeof v !== 'string') return hoverSafe(fmtParam(v));
-    if (!strings.has(v)) strings.set(v, hoverSafe(fmtParam(v)));
-    return strings.get(v);
-  };
+  const safeName = once((p) => hoverSafe(label(p)));
+  const safeString = once((v) => hoverSafe(fmtParam(v)));
+  const safeValue = (v) => (typeof v === 'string' ? safeString(v) : hoverSafe(fmtParam(v)));
   const hover = (d, t, onFront) => {
     const keys = opts.parameters || Object.keys(t.params || {});
     const config = keys.filter((p) => t.params && p in t.params && t.params[p] !== null)

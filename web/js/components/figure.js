@@ -260,51 +260,38 @@ export class FigureView {
       }
     }
     const crisp = (v) => Math.round(v * this.size.dpr) / this.size.dpr + 0.5 / this.size.dpr;
+    // a vertical line at data x, a horizontal one at data y (pixel-aligned), on the path
+    const vline = (u, top, bottom) => {
+      const x = crisp(xScale(u));
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, bottom);
+    };
+    const hline = (u, left, right) => {
+      const y = crisp(yScale(u));
+      ctx.moveTo(left, y);
+      ctx.lineTo(right, y);
+    };
     // grid
     ctx.lineWidth = 1;
     ctx.strokeStyle = s.xa.gridcolor || GRID;
     ctx.beginPath();
-    for (const t of xKept) {
-      const x = crisp(xScale(t.u));
-      ctx.moveTo(x, box.top);
-      ctx.lineTo(x, box.bottom);
-    }
+    for (const t of xKept) vline(t.u, box.top, box.bottom);
     ctx.stroke();
     ctx.strokeStyle = s.ya.gridcolor || GRID;
     ctx.beginPath();
-    for (const t of yTicks) {
-      const y = crisp(yScale(t.u));
-      ctx.moveTo(box.left, y);
-      ctx.lineTo(box.right, y);
-    }
+    for (const t of yTicks) hline(t.u, box.left, box.right);
     ctx.stroke();
     // zero lines (linear axes whose range holds 0)
     ctx.strokeStyle = s.ya.zerolinecolor || ZERO;
     ctx.beginPath();
-    if (sc.yType === 'linear' && yScale.lo < 0 && yScale.hi > 0) {
-      const y = crisp(yScale(0));
-      ctx.moveTo(box.left, y);
-      ctx.lineTo(box.right, y);
-    }
-    if (sc.xType === 'linear' && xScale.lo < 0 && xScale.hi > 0) {
-      const x = crisp(xScale(0));
-      ctx.moveTo(x, box.top);
-      ctx.lineTo(x, box.bottom);
-    }
+    if (sc.yType === 'linear' && yScale.lo < 0 && yScale.hi > 0) hline(0, box.left, box.right);
+    if (sc.xType === 'linear' && xScale.lo < 0 && xScale.hi > 0) vline(0, box.top, box.bottom);
     ctx.stroke();
     // ticks (outside) and their labels
     ctx.strokeStyle = s.xa.tickcolor || TICK;
     ctx.beginPath();
-    for (const t of xKept) {
-      const x = crisp(xScale(t.u));
-      ctx.moveTo(x, box.bottom);
-      ctx.lineTo(x, box.bottom + TICK_LEN);
-    }
-    for (const t of yTicks) {
-      const y = crisp(yScale(t.u));
-      ctx.moveTo(box.left, y);
-      ctx.lineTo(box.left - TICK_LEN, y);
-    }
+    for (const t of xKept) vline(t.u, box.bottom, box.bottom + TICK_LEN);
+    for (const t of yTicks) hline(t.u, box.left, box.left - TICK_LEN);
     ctx.stroke();
     ctx.fillStyle = INK;
     ctx.textAlign = 'center';
