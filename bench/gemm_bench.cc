@@ -1,8 +1,8 @@
 // GEMM benchmark: the products one training step of a small MLP multiplies, on each
-// candidate in the same run: OpenBLAS (cblas_sgemm), layerlab's AVX2/FMA kernels
-// (backend/cpu_gemm.h), and, where the build found them, libxsmm's JIT kernels and oneDNN's
-// matmul primitive; plus a large SGEMM (OpenBLAS, 1024^3) as the machine's peak reference.
-// One thread. The figure is the counter gflops; compare ratios within one run.
+// candidate in the same run: OpenBLAS (cblas_sgemm), layerlab's kernels (backend/cpu_gemm.h:
+// own_avx2, own_avx512, where the CPU runs them), and, where the build found them, libxsmm's JIT
+// kernels and oneDNN's matmul primitive; plus a large SGEMM (OpenBLAS, 1024^3) as the machine's
+// peak reference. One thread. The figure is the counter gflops; compare ratios within one run.
 //
 // Names: <candidate>/<op>/<m>x<n>x<k>, op one of fwd (X W^T: NT), dw (dY^T X: TN),
 // dx (dY W: NN); fused variants add bias + relu after the product (fwd_bias_relu).
@@ -85,9 +85,10 @@ void BM_Openblas(benchmark::State& state, Shape s, bool fused) {
   finish(state, s);
 }
 
+template <backend::cpu::SmallGemm kKernels>
 void BM_Own(benchmark::State& state, Shape s, bool fused) {
-  if (!backend::cpu::have_avx2_fma()) {
-    state.SkipWithError("no AVX2/FMA");
+  if (!backend::cpu::cpu_runs(kKernels)) {
+    state.SkipWithError("this CPU cannot run these kernels");
     return;
   }
   Operands o(s);
@@ -96,8 +97,8 @@ void BM_Own(benchmark::State& state, Shape s, bool fused) {
     e.bias = o.bias.data(), e.activation = backend::Activation::kRelu, e.y = o.y.data(),
     e.ldy = s.n;
   for (auto _ : state) {
-    backend::cpu::sgemm_avx2(s.trans_a(), s.trans_b(), s.m, s.n, s.k, 1.f, o.a.data(), o.lda,
-                             o.b.data(), o.ldb, 0.f, o.c.data(), s.n, e);
+    backend::cpu::sgemm_small(kKernels, s.trans_a(), s.trans_b(), s.m, s.n, s.k, 1.f, o.a.data(),
+                              o.lda, o.b.data(), o.ldb, 0.f, o.c.data(), s.n, e);
     benchmark::DoNotOptimize(o.c.data());
     benchmark::DoNotOptimize(o.y.data());
   }
@@ -180,11 +181,12 @@ void BM_Peak(benchmark::State& state, int size) {
 }
 
 // Every product of one training step of the digits network (64 inputs, 8 hidden layers of
-// 128, 10 classes, batch 32), in the step's order, on OpenBLAS or on the AVX2 kernels: the
-// GEMM throughput training gets, to set against the large-SGEMM peak of the same run.
-void BM_Step(benchmark::State& state, bool own) {
-  if (own && !backend::cpu::have_avx2_fma()) {
-    state.SkipWithError("no AVX2/FMA");
+// 128, 10 classes, batch 32), in the step's order, on OpenBLAS (kNone) or on layerlab's
+// kernels: the GEMM throughput training gets, to set against the large-SGEMM peak of the run.
+void BM_Step(benchmark::State& state, backend::cpu::SmallGemm kernels) {
+  const bool own = kernels != backend::cpu::SmallGemm::kNone;
+  if (!backend::cpu::cpu_runs(kernels)) {
+    state.SkipWithError("this CPU cannot run these kernels");
     return;
   }
   openblas_set_num_threads(1);
@@ -205,8 +207,8 @@ void BM_Step(benchmark::State& state, bool own) {
       const Shape& s = step[i];
       Operands& o = ops[i];
       if (own)
-        backend::cpu::sgemm_avx2(s.trans_a(), s.trans_b(), s.m, s.n, s.k, 1.f, o.a.data(), o.lda,
-                                 o.b.data(), o.ldb, 0.f, o.c.data(), s.n, {});
+        backend::cpu::sgemm_small(kernels, s.trans_a(), s.trans_b(), s.m, s.n, s.k, 1.f, o.a.data(),
+                                  o.lda, o.b.data(), o.ldb, 0.f, o.c.data(), s.n, {});
       else
         cblas_sgemm(CblasRowMajor, s.trans_a() ? CblasTrans : CblasNoTrans,
                     s.trans_b() ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.f, o.a.data(), o.lda,
@@ -224,6 +226,18 @@ void add(const char* candidate, F f, const Shape& s, bool fused) {
                            std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                            std::to_string(s.k);
   benchmark::RegisterBenchmark(name.c_str(), f, s, fused)->MinTime(0.2);
+}
+
+using backend::cpu::SmallGemm;
+
+void register_steps() {
+  for (SmallGemm kernels : {SmallGemm::kNone, SmallGemm::kAvx2, SmallGemm::kAvx512}) {
+    const std::string name = kernels == SmallGemm::kNone
+                                 ? std::string("openblas")
+                                 : std::string("own_") + backend::cpu::to_string(kernels);
+    benchmark::RegisterBenchmark(("step/" + name + "/digits_8x128_b32").c_str(), BM_Step, kernels)
+        ->MinTime(0.3);
+  }
 }
 
 }  // namespace
@@ -245,11 +259,11 @@ int main(int argc, char** argv) {
       {"dw", 256, 256, 128},   {"dx", 128, 256, 256},  {"fwd", 256, 1024, 1024},
       {"dw", 1024, 1024, 256}, {"dx", 256, 1024, 1024}};
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
-  benchmark::RegisterBenchmark("step/openblas/digits_8x128_b32", BM_Step, false)->MinTime(0.3);
-  benchmark::RegisterBenchmark("step/own/digits_8x128_b32", BM_Step, true)->MinTime(0.3);
+  register_steps();
   for (const Shape& s : shapes) {
     add("openblas", BM_Openblas, s, false);
-    add("own", BM_Own, s, false);
+    add("own_avx2", BM_Own<SmallGemm::kAvx2>, s, false);
+    add("own_avx512", BM_Own<SmallGemm::kAvx512>, s, false);
 #ifdef LAYERLAB_BENCH_LIBXSMM
     add("libxsmm", BM_Libxsmm, s, false);
 #endif
@@ -258,14 +272,14 @@ int main(int argc, char** argv) {
 #endif
     if (std::string(s.op) == "fwd") {
       add("openblas", BM_Openblas, s, true);
-      add("own", BM_Own, s, true);
+      add("own_avx2", BM_Own<SmallGemm::kAvx2>, s, true);
+      add("own_avx512", BM_Own<SmallGemm::kAvx512>, s, true);
 #ifdef LAYERLAB_BENCH_DNNL
       add("dnnl", BM_Dnnl, s, true);
 #endif
     }
   }
-  benchmark::RegisterBenchmark("step/openblas/digits_8x128_b32", BM_Step, false)->MinTime(0.3);
-  benchmark::RegisterBenchmark("step/own/digits_8x128_b32", BM_Step, true)->MinTime(0.3);
+  register_steps();
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -29,7 +29,10 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   std::string describe() const override {
-    return std::string("cpu (") + openblas_get_config() + (small_gemm_ ? ", avx2 small-gemm" : "") +
+    return std::string("cpu (") + openblas_get_config() +
+           (small_gemm_ != cpu::SmallGemm::kNone
+                ? std::string(", ") + cpu::to_string(small_gemm_) + " small-gemm"
+                : std::string()) +
            ", " + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s") + ")";
   }
   void set_threads(int threads) override {
@@ -339,12 +342,13 @@ class CpuBackend final : public Backend {
   // shape (cpu_gemm.h) on the one thread a product of that size gets; otherwise OpenBLAS.
   bool use_small_gemm(const GemmArgs& g) const {
     const double flops = 2.0 * g.m * g.n * g.k;
-    return small_gemm_ && (threads_ == 1 || flops < kMultithreadFlops) &&
+    return small_gemm_ != cpu::SmallGemm::kNone && (threads_ == 1 || flops < kMultithreadFlops) &&
            cpu::use_small_gemm(g.m, g.n, g.k);
   }
-  static void small_gemm(const GemmArgs& g, int p, const cpu::GemmEpilogue& e) {
-    cpu::sgemm_avx2(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.a + p * g.stride_a, g.lda,
-                    g.b + p * g.stride_b, g.ldb, g.beta, g.c + p * g.stride_c, g.ldc, e);
+  void small_gemm(const GemmArgs& g, int p, const cpu::GemmEpilogue& e) const {
+    cpu::sgemm_small(small_gemm_, g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha,
+                     g.a + p * g.stride_a, g.lda, g.b + p * g.stride_b, g.ldb, g.beta,
+                     g.c + p * g.stride_c, g.ldc, e);
   }
 
   void use_blas_threads(int n) {
@@ -354,8 +358,8 @@ class CpuBackend final : public Backend {
   }
 
   static constexpr double kMultithreadFlops = 4.0e6;
-  // The small-matrix kernels (cpu_gemm.h) where the CPU has AVX2 and FMA.
-  const bool small_gemm_ = cpu::have_avx2_fma();
+  // The small-matrix kernels (cpu_gemm.h) this CPU runs, if any.
+  const cpu::SmallGemm small_gemm_ = cpu::small_gemm_kernels();
   int threads_ = 1;
   int64_t in_use_ = 0;
   static constexpr size_t kHeader = 64;

@@ -2,18 +2,49 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+
+#include "backend/cpu_gemm_isa.h"
+#include "common/error.h"
 
 namespace layerlab::backend::cpu {
 
-bool have_avx2_fma() {
-  // LAYERLAB_CPU_GEMM=blas keeps every product on OpenBLAS (for A/B measurements).
-  static const bool have = [] {
+const char* to_string(SmallGemm kernels) {
+  switch (kernels) {
+    case SmallGemm::kAvx2:
+      return "avx2";
+    case SmallGemm::kAvx512:
+      return "avx512";
+    case SmallGemm::kNone:
+      break;
+  }
+  return "none";
+}
+
+bool cpu_runs(SmallGemm kernels) {
+  __builtin_cpu_init();
+  switch (kernels) {
+    case SmallGemm::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case SmallGemm::kAvx512:
+      // libgcc's and compiler-rt's checks include the OS saving the zmm state (XCR0).
+      return __builtin_cpu_supports("avx512f");
+    case SmallGemm::kNone:
+      return true;
+  }
+  return false;
+}
+
+SmallGemm small_gemm_kernels() {
+  static const SmallGemm kernels = [] {
     const char* env = std::getenv("LAYERLAB_CPU_GEMM");
-    if (env && std::strcmp(env, "blas") == 0) return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const bool blas = env && std::strcmp(env, "blas") == 0;
+    const bool avx2_only = env && std::strcmp(env, "avx2") == 0;
+    if (!blas && !avx2_only && cpu_runs(SmallGemm::kAvx512)) return SmallGemm::kAvx512;
+    if (!blas && cpu_runs(SmallGemm::kAvx2)) return SmallGemm::kAvx2;
+    return SmallGemm::kNone;
   }();
-  return have;
+  return kernels;
 }
 
 // Up to 128 x 128 x 128 (or 32 x 256 x 256): bench/gemm_bench measured the kernels 1.1-2x
@@ -24,6 +55,61 @@ constexpr double kSmallGemmMaxFlops = 2.0 * 128 * 128 * 128;
 bool use_small_gemm(int m, int n, int k) {
   const double flops = 2.0 * m * n * k;
   return flops <= kSmallGemmMaxFlops;
+}
+
+namespace {
+
+// The forward epilogue for the activations the kernels do not do in registers, on a finished
+// tile while it is in cache: bias_activation_forward's operations, the same bits.
+template <Activation A>
+void activate_tile(const GemmEpilogue& e, int rows, int cols, int i0, int j0, float* c,
+                   int64_t ldc) {
+  for (int r = 0; r < rows; ++r) {
+    float* zr = c + (i0 + r) * ldc + j0;
+    if (e.bias)
+      for (int j = 0; j < cols; ++j) zr[j] += e.bias[j0 + j];
+    if (e.y) {
+      float* yr = e.y + static_cast<int64_t>(i0 + r) * e.ldy + j0;
+      for (int j = 0; j < cols; ++j) yr[j] = act::forward(A, zr[j]);
+    }
+  }
+}
+
+}  // namespace
+
+void sgemm_small(SmallGemm kernels, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                 const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc,
+                 const GemmEpilogue& e) {
+  if (m <= 0 || n <= 0) return;
+  SmallGemmCall call{trans_a, trans_b, m, n,   k, alpha, a,       lda,    b,
+                     ldb,     beta,    c, ldc, e, kNone, nullptr, nullptr};
+  const bool linear = e.activation == Activation::kLinear;
+  const bool relu = e.activation == Activation::kRelu;
+  if (e.grad_z) {
+    if (!linear && !relu)
+      throw internal_error("sgemm_small: the backward epilogue does linear and relu only");
+    call.fuse = linear ? kGradLinear : kGradRelu;
+  } else if (e.bias || e.y) {
+    // Without y the activation is not applied: the bias alone is the linear case.
+    if (linear || relu || !e.y)
+      call.fuse = relu && e.y ? kBiasRelu : kBiasLinear;
+    else
+      with_activation(e.activation,
+                      [&](auto tag) { call.after_tile = &activate_tile<decltype(tag)::value>; });
+  }
+  thread_local std::vector<float> panel;
+  if (trans_b && panel.size() < static_cast<size_t>(k) * kMaxPanel)
+    panel.resize(static_cast<size_t>(k) * kMaxPanel);
+  call.panel = panel.data();
+  switch (kernels) {
+    case SmallGemm::kAvx512:
+      return sgemm_avx512(call);
+    case SmallGemm::kAvx2:
+      return sgemm_avx2(call);
+    case SmallGemm::kNone:
+      break;
+  }
+  throw internal_error("sgemm_small: no kernels chosen");
 }
 
 }  // namespace layerlab::backend::cpu

@@ -1,13 +1,15 @@
-// The AVX2/FMA small-matrix kernels (backend/cpu_gemm.h) against a naive double-precision
-// product over many shapes (1, odd, not multiples of the 6 x 16 tile), all four
-// transpositions, padded leading dimensions, alpha and beta; their fused epilogue against
-// bias_activation_forward (bit for bit); and the promise the header makes on summation order
-// (a row's result does not depend on the rows around it). Skipped where the CPU lacks AVX2/FMA.
+// The small-matrix kernels (backend/cpu_gemm.h), each instruction set's, against a naive
+// double-precision product over many shapes (1, odd, not multiples of the 6 x 16 or 6 x 32
+// tile), all four transpositions, padded leading dimensions, alpha and beta; their fused
+// epilogue against bias_activation_forward (bit for bit); and the promises the header makes on
+// summation order (a row's result does not depend on the rows around it, nor on the
+// instruction set). An instruction set this CPU lacks is skipped.
 #include "backend/cpu_gemm.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -56,19 +58,30 @@ struct Operands {
   std::vector<float> a, b, cmat;
 };
 
-class CpuGemm : public ::testing::Test {
+// One instruction set's kernels.
+class CpuGemm : public ::testing::TestWithParam<cpu::SmallGemm> {
  protected:
   void SetUp() override {
-    if (!cpu::have_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2/FMA";
+    if (!cpu::cpu_runs(GetParam()))
+      GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(GetParam()) << " kernels";
   }
 };
 
-void check(const Case& c) {
+// The kernels the backend picked.
+class CpuBackendGemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cpu::small_gemm_kernels() == cpu::SmallGemm::kNone)
+      GTEST_SKIP() << "this CPU runs none of the small-matrix kernels";
+  }
+};
+
+void check(cpu::SmallGemm kernels, const Case& c) {
   SCOPED_TRACE(c.str());
   Operands o(c, 11 + c.m * 7 + c.n * 3 + c.k);
   std::vector<float> out = o.cmat;
-  cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.a.data(), o.lda, o.b.data(), o.ldb, c.beta,
-                  out.data(), o.ldc, {});
+  cpu::sgemm_small(kernels, c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.a.data(), o.lda, o.b.data(),
+                   o.ldb, c.beta, out.data(), o.ldc, {});
   for (int i = 0; i < c.m; ++i) {
     for (int j = 0; j < o.ldc; ++j) {
       const size_t at = static_cast<size_t>(i) * o.ldc + j;
@@ -90,16 +103,16 @@ void check(const Case& c) {
   }
 }
 
-TEST_F(CpuGemm, MatchesTheNaiveProductOnEveryTranspositionAndEdgeShape) {
+TEST_P(CpuGemm, MatchesTheNaiveProductOnEveryTranspositionAndEdgeShape) {
   const int sizes[] = {1, 2, 5, 6, 7, 8, 9, 13, 16, 17, 31, 33};
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       for (int m : sizes)
         for (int n : sizes)
-          for (int k : {1, 3, 8, 17}) check({ta, tb, m, n, k, 0, 1.f, 0.f});
+          for (int k : {1, 3, 8, 17}) check(GetParam(), {ta, tb, m, n, k, 0, 1.f, 0.f});
 }
 
-TEST_F(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
+TEST_P(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
   struct Dims {
     int m, n, k;
   };
@@ -110,35 +123,36 @@ TEST_F(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
       for (bool tb : {false, true})
         for (int pad : {0, 3})
           for (float alpha : {1.f, -0.5f})
-            for (float beta : {0.f, 1.f, 0.25f}) check({ta, tb, d.m, d.n, d.k, pad, alpha, beta});
+            for (float beta : {0.f, 1.f, 0.25f})
+              check(GetParam(), {ta, tb, d.m, d.n, d.k, pad, alpha, beta});
 }
 
-TEST_F(CpuGemm, BetaZeroIgnoresWhatCHeld) {
+TEST_P(CpuGemm, BetaZeroIgnoresWhatCHeld) {
   const Case c{false, true, 7, 19, 5, 0, 1.f, 0.f};
   Operands o(c, 3);
   std::vector<float> out(o.cmat.size(), std::nanf(""));
-  cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
-                  out.data(), o.ldc, {});
+  cpu::sgemm_small(GetParam(), c.ta, c.tb, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb,
+                   0.f, out.data(), o.ldc, {});
   for (float v : out) ASSERT_FALSE(std::isnan(v));
 }
 
 // A row of C has the same bits whatever the number of rows around it (a last, short batch;
 // a pack member): each element is one chain of FMAs over k.
-TEST_F(CpuGemm, ARowDoesNotDependOnTheRowsAroundIt) {
+TEST_P(CpuGemm, ARowDoesNotDependOnTheRowsAroundIt) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       const Case full{ta, tb, 32, 37, 45, 0, 1.f, 0.f};
       SCOPED_TRACE(full.str());
       Operands o(full, 5);
       std::vector<float> all(static_cast<size_t>(full.m) * full.n);
-      cpu::sgemm_avx2(ta, tb, full.m, full.n, full.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb,
-                      0.f, all.data(), full.n, {});
+      cpu::sgemm_small(GetParam(), ta, tb, full.m, full.n, full.k, 1.f, o.a.data(), o.lda,
+                       o.b.data(), o.ldb, 0.f, all.data(), full.n, {});
       for (int rows : {1, 5, 29}) {
         for (int first : {0, 3}) {
           std::vector<float> part(static_cast<size_t>(rows) * full.n);
           const float* a = o.a.data() + (ta ? first : static_cast<size_t>(first) * o.lda);
-          cpu::sgemm_avx2(ta, tb, rows, full.n, full.k, 1.f, a, o.lda, o.b.data(), o.ldb, 0.f,
-                          part.data(), full.n, {});
+          cpu::sgemm_small(GetParam(), ta, tb, rows, full.n, full.k, 1.f, a, o.lda, o.b.data(),
+                           o.ldb, 0.f, part.data(), full.n, {});
           ASSERT_EQ(0, std::memcmp(part.data(), all.data() + static_cast<size_t>(first) * full.n,
                                    part.size() * sizeof(float)))
               << rows << " rows from row " << first;
@@ -148,7 +162,7 @@ TEST_F(CpuGemm, ARowDoesNotDependOnTheRowsAroundIt) {
 }
 
 // The fused epilogue computes what bias_activation_forward computes after the product.
-TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
+TEST_P(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
   auto backend = make_cpu_backend(1);
   for (Activation act : kAllActivations) {
     for (bool with_bias : {false, true}) {
@@ -159,16 +173,16 @@ TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
       const std::vector<float> bias = random(c.n, 99);
       const size_t size = static_cast<size_t>(c.m) * c.n;
       std::vector<float> z1(size), y1(size), z2(size), y2(size);
-      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
-                      z1.data(), c.n, {});
+      cpu::sgemm_small(GetParam(), c.ta, c.tb, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(),
+                       o.ldb, 0.f, z1.data(), c.n, {});
       // Large pre-activations too, where softplus and the exponentials change regime.
       for (size_t i = 0; i < size; i += 5) z1[i] *= 40.f;
       // And the values where max(z, 0) and z > 0 ? z : 0 could part: NaN, infinities.
       z1[1] = -0.f, z1[2] = std::nanf(""), z1[3] = INFINITY, z1[4] = -INFINITY;
       z2 = z1;
       // The product of depth 0 below makes -0 + 0 of -0 first: do the same here.
-      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 1.f,
-                      z1.data(), c.n, {});
+      cpu::sgemm_small(GetParam(), c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(),
+                       o.ldb, 1.f, z1.data(), c.n, {});
       backend->bias_activation_forward(act, 1, c.m, c.n,
                                        {with_bias ? const_cast<float*>(bias.data()) : nullptr, 0},
                                        z1.data(), y1.data());
@@ -178,8 +192,8 @@ TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
       e.activation = act;
       e.y = y2.data();
       e.ldy = c.n;
-      cpu::sgemm_avx2(c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 1.f,
-                      z2.data(), c.n, e);
+      cpu::sgemm_small(GetParam(), c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(),
+                       o.ldb, 1.f, z2.data(), c.n, e);
       ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
       ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
     }
@@ -187,7 +201,7 @@ TEST_F(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
 }
 
 // The same through a product of depth > 0: gemm then bias_activation_forward, or fused.
-TEST_F(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
+TEST_P(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
   auto backend = make_cpu_backend(1);
   for (Activation act : {Activation::kLinear, Activation::kRelu, Activation::kTanh}) {
     for (int n : {7, 16, 37}) {
@@ -197,23 +211,98 @@ TEST_F(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
       const std::vector<float> bias = random(c.n, 5);
       const size_t size = static_cast<size_t>(c.m) * c.n;
       std::vector<float> z1(size), y1(size), z2(size), y2(size);
-      cpu::sgemm_avx2(false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
-                      z1.data(), c.n, {});
+      cpu::sgemm_small(GetParam(), false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(),
+                       o.ldb, 0.f, z1.data(), c.n, {});
       backend->bias_activation_forward(act, 1, c.m, c.n, {const_cast<float*>(bias.data()), 0},
                                        z1.data(), y1.data());
       cpu::GemmEpilogue e{bias.data(), act, y2.data(), c.n};
-      cpu::sgemm_avx2(false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(), o.ldb, 0.f,
-                      z2.data(), c.n, e);
+      cpu::sgemm_small(GetParam(), false, true, c.m, c.n, c.k, 1.f, o.a.data(), o.lda, o.b.data(),
+                       o.ldb, 0.f, z2.data(), c.n, e);
       ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
       ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
     }
   }
 }
 
+// Every instruction set gives the AVX2 kernels' bits (the header's promise, and the rerun
+// promise across machines): products, fused forward and backward epilogues, bias gradients.
+TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
+  for (cpu::SmallGemm kernels : {cpu::SmallGemm::kAvx2, cpu::SmallGemm::kAvx512}) {
+    if (!cpu::cpu_runs(kernels))
+      GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(kernels) << " kernels";
+  }
+  enum Kind { kPlain, kBias, kBiasRelu, kBiasTanh, kGradLinear, kGradRelu };
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int m : {1, 5, 13, 32})
+        for (int n : {1, 7, 16, 17, 33, 64, 130})
+          for (int k : {1, 9, 64})
+            for (Kind kind : {kPlain, kBias, kBiasRelu, kBiasTanh, kGradLinear, kGradRelu}) {
+              const Case c{ta,
+                           tb,
+                           m,
+                           n,
+                           k,
+                           1,
+                           kind == kPlain ? -0.5f : 1.f,
+                           kind == kPlain        ? 0.25f
+                           : kind >= kGradLinear ? 1.f
+                                                 : 0.f};
+              SCOPED_TRACE(c.str() + " epilogue " + std::to_string(kind));
+              Operands o(c, 7 + m + n + k);
+              const std::vector<float> bias = random(n, 3);
+              std::vector<float> z = random(o.cmat.size(), 4);
+              z[0] = -0.f, z[o.cmat.size() / 2] = std::nanf("");
+              struct Out {
+                std::vector<float> c, y, bias_grad;
+              };
+              auto run = [&](cpu::SmallGemm kernels) {
+                Out out{o.cmat, std::vector<float>(o.cmat.size(), 5.f), std::vector<float>(n, 9.f)};
+                cpu::GemmEpilogue e;
+                if (kind == kBias || kind == kBiasRelu || kind == kBiasTanh) {
+                  e.bias = bias.data();
+                  e.activation = kind == kBiasRelu   ? Activation::kRelu
+                                 : kind == kBiasTanh ? Activation::kTanh
+                                                     : Activation::kLinear;
+                  e.y = kind == kBias ? nullptr : out.y.data();
+                  e.ldy = o.ldc;
+                } else if (kind >= kGradLinear) {
+                  e.activation = kind == kGradRelu ? Activation::kRelu : Activation::kLinear;
+                  e.grad_z = z.data();
+                  e.bias_grad = out.bias_grad.data();
+                }
+                cpu::sgemm_small(kernels, ta, tb, m, n, k, c.alpha, o.a.data(), o.lda, o.b.data(),
+                                 o.ldb, c.beta, out.c.data(), o.ldc, e);
+                return out;
+              };
+              const Out avx2 = run(cpu::SmallGemm::kAvx2), avx512 = run(cpu::SmallGemm::kAvx512);
+              ASSERT_EQ(0, std::memcmp(avx2.c.data(), avx512.c.data(), avx2.c.size() * 4));
+              ASSERT_EQ(0, std::memcmp(avx2.y.data(), avx512.y.data(), avx2.y.size() * 4));
+              ASSERT_EQ(0, std::memcmp(avx2.bias_grad.data(), avx512.bias_grad.data(),
+                                       avx2.bias_grad.size() * 4));
+            }
+}
+
+// Unless the environment holds them back, the backend takes the widest kernels the CPU runs
+// and says so in its description (recorded with every result).
+TEST(CpuGemmInstructionSets, TheBackendTakesTheWidestKernelsTheCpuRuns) {
+  if (std::getenv("LAYERLAB_CPU_GEMM")) GTEST_SKIP() << "LAYERLAB_CPU_GEMM is set";
+  const cpu::SmallGemm widest = cpu::cpu_runs(cpu::SmallGemm::kAvx512) ? cpu::SmallGemm::kAvx512
+                                : cpu::cpu_runs(cpu::SmallGemm::kAvx2) ? cpu::SmallGemm::kAvx2
+                                                                       : cpu::SmallGemm::kNone;
+  EXPECT_EQ(widest, cpu::small_gemm_kernels());
+  const std::string described = make_cpu_backend(1)->describe();
+  if (widest != cpu::SmallGemm::kNone) {
+    EXPECT_NE(described.find(std::string(cpu::to_string(widest)) + " small-gemm"),
+              std::string::npos)
+        << described;
+  }
+}
+
 // Through the backend, a pack of 2: the fused forward and backward products against the
 // unfused ones (the base class's definitions: gemm, then the element-wise op), bit for bit,
 // for every activation, at the digits network's shapes and odd ones.
-TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
+TEST_F(CpuBackendGemm, BackendFusedProductsEqualTheUnfusedOnes) {
   auto backend = make_cpu_backend(1);
   struct Dims {
     int m, n, k;
@@ -272,7 +361,7 @@ TEST_F(CpuGemm, BackendFusedProductsEqualTheUnfusedOnes) {
 }
 
 // Through the backend: a pack of products gives each member what it gets alone.
-TEST_F(CpuGemm, PackMembersGetWhatTheyGetAlone) {
+TEST_F(CpuBackendGemm, PackMembersGetWhatTheyGetAlone) {
   auto backend = make_cpu_backend(1);
   const int pack = 3, m = 32, n = 24, k = 40;
   const std::vector<float> a = random(static_cast<size_t>(pack) * m * k, 1);
@@ -295,6 +384,12 @@ TEST_F(CpuGemm, PackMembersGetWhatTheyGetAlone) {
   }
   EXPECT_EQ(0, std::memcmp(packed.data(), alone.data(), packed.size() * sizeof(float)));
 }
+
+INSTANTIATE_TEST_SUITE_P(InstructionSets, CpuGemm,
+                         ::testing::Values(cpu::SmallGemm::kAvx2, cpu::SmallGemm::kAvx512),
+                         [](const ::testing::TestParamInfo<cpu::SmallGemm>& param) {
+                           return std::string(cpu::to_string(param.param));
+                         });
 
 }  // namespace
 }  // namespace layerlab::backend

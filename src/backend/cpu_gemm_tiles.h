@@ -1,0 +1,222 @@
+// The small-matrix kernels (cpu_gemm.h), written once over a vector instruction set V that
+// the including file defines (cpu_gemm_avx2.cc: 8 lanes; cpu_gemm_avx512.cc: 16 lanes). Each
+// of those files is compiled for its instruction set, so everything here has internal linkage
+// and calls no standard-library function: an inline function compiled there would be a weak
+// symbol that the linker may pick for code running on any CPU (isa_objects_test.sh checks).
+//
+// A tile of C, up to 6 rows by two vectors of columns, lives in accumulator registers for the
+// whole k loop: each step broadcasts one element of A per row and loads two vectors of B's
+// row k. A may be transposed (the broadcast only changes its stride). B transposed (the
+// forward product X W^T) is first transposed into a panel of two vectors of columns, one
+// panel at a time, so that its rows are contiguous too. Tiles walk down a panel, so the panel
+// stays in L1. Each element of C is one FMA chain over k in order, whatever V: both files
+// give the same bits.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "backend/cpu_gemm_isa.h"
+
+namespace layerlab::backend::cpu {
+namespace {
+
+constexpr int kTileRows = 6;
+
+// The epilogue done in registers, on the tile's columns: bias (may be null) and y (may be
+// null, or c itself) start at the tile's first column (and row, for y).
+// Backward: z (the layer's pre-activation, leading dimension ldc) starts at the tile, the bias
+// gradient at its first column.
+struct InRegister {
+  const float* bias;
+  float* y;
+  int64_t ldy;
+  const float* z;
+  float* bias_grad;
+};
+
+// C[ROWS][V::kLanes * VECS] (the last vector only its first `last` lanes when MASKED) =
+// alpha * sum_kk A(i, kk) B[kk][j] + beta * C, then the FUSE epilogue. A(i, kk) is
+// a[i * ars + kk * acs].
+template <class V, int ROWS, int VECS, bool MASKED, int FUSE>
+void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, int last,
+          float alpha, float beta, float* c, int64_t ldc, const InRegister& f) {
+  using Reg = typename V::Reg;
+  constexpr int L = V::kLanes;
+  const auto mask = V::first(MASKED ? last : L);
+  auto load = [&](const float* p, int v) {
+    return MASKED && v == VECS - 1 ? V::load(p, mask) : V::load(p);
+  };
+  auto store = [&](float* p, Reg r, int v) {
+    if (MASKED && v == VECS - 1)
+      V::store(p, r, mask);
+    else
+      V::store(p, r);
+  };
+  Reg acc[ROWS][VECS];
+#pragma GCC unroll 8
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v) acc[i][v] = V::zero();
+  for (int kk = 0; kk < k; ++kk) {
+    const float* bk = b + kk * ldb;
+    Reg bv[VECS];
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v) bv[v] = load(bk + L * v, v);
+    const float* ak = a + kk * acs;
+#pragma GCC unroll 8
+    for (int i = 0; i < ROWS; ++i) {
+      const Reg ai = V::broadcast(ak + i * ars);
+#pragma GCC unroll 8
+      for (int v = 0; v < VECS; ++v) acc[i][v] = V::fmadd(ai, bv[v], acc[i][v]);
+    }
+  }
+  const Reg va = V::set1(alpha), vb = V::set1(beta);
+  constexpr bool grad = FUSE == kGradLinear || FUSE == kGradRelu;
+  constexpr bool bias = FUSE == kBiasLinear || FUSE == kBiasRelu;
+  Reg bias_grad[VECS];
+#pragma GCC unroll 8
+  for (int v = 0; v < VECS; ++v) bias_grad[v] = V::zero();
+  if (grad && f.bias_grad)
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v) bias_grad[v] = load(f.bias_grad + L * v, v);
+#pragma GCC unroll 8
+  for (int i = 0; i < ROWS; ++i) {
+    float* ci = c + i * ldc;
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v) {
+      Reg r = alpha == 1.f ? acc[i][v] : V::mul(va, acc[i][v]);
+      if (beta != 0.f) {
+        const Reg old = load(ci + L * v, v);
+        r = V::add(r, beta == 1.f ? old : V::mul(vb, old));
+      }
+      // bias_activation_forward's operations: z += bias, y = f(z) (relu: z > 0 ? z : 0,
+      // which max(z, 0) is for -0 and NaN too, its second operand winning those).
+      // activation_backward's: dz = dy * (z > 0 ? 1 : 0) (0 for NaN, as the ordered compare
+      // gives), then the column sums.
+      if (FUSE == kGradRelu) r = V::relu_gradient(r, load(f.z + i * ldc + L * v, v));
+      if (grad && f.bias_grad) bias_grad[v] = V::add(bias_grad[v], r);
+      if (bias && f.bias) r = V::add(r, load(f.bias + L * v, v));
+      store(ci + L * v, r, v);
+      if (bias && f.y) store(f.y + i * f.ldy + L * v, FUSE == kBiasRelu ? V::relu(r) : r, v);
+    }
+  }
+  if (grad && f.bias_grad)
+#pragma GCC unroll 8
+    for (int v = 0; v < VECS; ++v) store(f.bias_grad + L * v, bias_grad[v], v);
+}
+
+using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64_t, int, float,
+                        float, float*, int64_t, const InRegister&);
+
+// Every tile kernel: [fuse][vectors - 1][masked][rows - 1]. Plain arrays, not std::array,
+// whose operator[] would be an inline function compiled for this file's instruction set.
+struct TileTable {
+  TileFn fn[kFuses][2][2][kTileRows];
+};
+
+template <class V, int FUSE, int VECS, bool MASKED, size_t... R>
+constexpr void fill_rows(TileTable& t, std::index_sequence<R...>) {
+  ((t.fn[FUSE][VECS - 1][MASKED][R] = &tile<V, static_cast<int>(R) + 1, VECS, MASKED, FUSE>), ...);
+}
+
+template <class V, size_t... F>
+constexpr TileTable make_tiles(std::index_sequence<F...>) {
+  TileTable t{};
+  constexpr auto rows = std::make_index_sequence<kTileRows>{};
+  ((fill_rows<V, F, 1, false>(t, rows), fill_rows<V, F, 1, true>(t, rows),
+    fill_rows<V, F, 2, false>(t, rows), fill_rows<V, F, 2, true>(t, rows)),
+   ...);
+  return t;
+}
+
+// Rows of the next tile when `left` rows remain: full tiles, and a short remainder shared
+// with the tile before it (8 -> 4 + 4) so that no tile has too few accumulators to hide the
+// FMA latency.
+int next_tile_rows(int left) {
+  if (left >= 2 * kTileRows - 2) return kTileRows;
+  if (left > kTileRows) return (left + 1) / 2;
+  return left;
+}
+
+void transpose8x8(const float* src, int64_t lds, float* dst, int64_t ldd) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * lds);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) {
+    r[h + 0] = _mm256_shuffle_ps(t[h + 0], t[h + 2], 0x44);
+    r[h + 1] = _mm256_shuffle_ps(t[h + 0], t[h + 2], 0xEE);
+    r[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44);
+    r[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+// panel[kk][jj] = b[jj * ldb + kk] for jj < cols (<= width), kk < k.
+void pack_transposed(const float* b, int64_t ldb, int k, int cols, int width, float* panel) {
+  const int k8 = k / 8 * 8;
+  int j = 0;
+  for (; j + 8 <= cols; j += 8)
+    for (int kk = 0; kk < k8; kk += 8)
+      transpose8x8(b + j * ldb + kk, ldb, panel + kk * width + j, width);
+  for (int jj = 0; jj < cols; ++jj) {
+    const float* row = b + jj * ldb;
+    for (int kk = jj < j ? k8 : 0; kk < k; ++kk) panel[kk * width + jj] = row[kk];
+  }
+}
+
+template <class V>
+void run(const SmallGemmCall& call) {
+  static constexpr TileTable kTiles = make_tiles<V>(std::make_index_sequence<kFuses>{});
+  constexpr int kPanel = 2 * V::kLanes;
+  static_assert(kPanel <= kMaxPanel);
+  const SmallGemmCall& g = call;
+  const GemmEpilogue& e = g.epilogue;
+  const int64_t ars = g.trans_a ? 1 : g.lda, acs = g.trans_a ? g.lda : 1;
+  const bool gradient = e.grad_z != nullptr;
+  if (gradient && e.bias_grad)
+    for (int j = 0; j < g.n; ++j) e.bias_grad[j] = 0.f;
+  auto do_tile = [&](int i0, int rows, int j0, const float* bp, int64_t ldbp) {
+    const int cols = g.n - j0 < kPanel ? g.n - j0 : kPanel;
+    const int vecs = cols > V::kLanes ? 2 : 1;
+    const int last = cols - V::kLanes * (vecs - 1);
+    const InRegister f{e.bias ? e.bias + j0 : nullptr,
+                       e.y ? e.y + static_cast<int64_t>(i0) * e.ldy + j0 : nullptr, e.ldy,
+                       gradient ? e.grad_z + static_cast<int64_t>(i0) * g.ldc + j0 : nullptr,
+                       e.bias_grad ? e.bias_grad + j0 : nullptr};
+    kTiles.fn[g.fuse][vecs - 1][last != V::kLanes][rows - 1](
+        g.k, g.a + i0 * ars, ars, acs, bp, ldbp, last, g.alpha, g.beta,
+        g.c + static_cast<int64_t>(i0) * g.ldc + j0, g.ldc, f);
+    if (g.after_tile) g.after_tile(e, rows, cols, i0, j0, g.c, g.ldc);
+  };
+  if (!g.trans_b) {
+    // B as it is: a row of tiles at a time, so A's few rows stay in registers' reach (L1)
+    // and B, read once per row of tiles, streams.
+    for (int i0 = 0; i0 < g.m;) {
+      const int rows = next_tile_rows(g.m - i0);
+      for (int j0 = 0; j0 < g.n; j0 += kPanel) do_tile(i0, rows, j0, g.b + j0, g.ldb);
+      i0 += rows;
+    }
+    return;
+  }
+  for (int j0 = 0; j0 < g.n; j0 += kPanel) {
+    const int cols = g.n - j0 < kPanel ? g.n - j0 : kPanel;
+    pack_transposed(g.b + static_cast<int64_t>(j0) * g.ldb, g.ldb, g.k, cols, kPanel, g.panel);
+    for (int i0 = 0; i0 < g.m;) {
+      const int rows = next_tile_rows(g.m - i0);
+      do_tile(i0, rows, j0, g.panel, kPanel);
+      i0 += rows;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace layerlab::backend::cpu
