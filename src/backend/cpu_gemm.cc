@@ -83,19 +83,22 @@ void sgemm_small(SmallGemm kernels, bool trans_a, bool trans_b, int m, int n, in
   if (m <= 0 || n <= 0) return;
   SmallGemmCall call{trans_a, trans_b, m, n,   k, alpha, a,       lda,    b,
                      ldb,     beta,    c, ldc, e, kNone, nullptr, nullptr};
-  const bool linear = e.activation == Activation::kLinear;
-  const bool relu = e.activation == Activation::kRelu;
+  const Activation act = e.activation;
   if (e.grad_z) {
-    if (!linear && !relu)
+    if (act != Activation::kLinear && act != Activation::kRelu)
       throw internal_error("sgemm_small: the backward epilogue does linear and relu only");
-    call.fuse = linear ? kGradLinear : kGradRelu;
-  } else if (e.bias || e.y) {
-    // Without y the activation is not applied: the bias alone is the linear case.
-    if (linear || relu || !e.y)
-      call.fuse = relu && e.y ? kBiasRelu : kBiasLinear;
-    else
-      with_activation(e.activation,
-                      [&](auto tag) { call.after_tile = &activate_tile<decltype(tag)::value>; });
+    call.fuse = act == Activation::kLinear ? kGradLinear : kGradRelu;
+  } else if (!e.y) {
+    // The activation is applied only with y: the bias alone is the linear case.
+    if (e.bias) call.fuse = kBiasLinear;
+  } else if (act == Activation::kLinear || act == Activation::kRelu || act == Activation::kTanh ||
+             act == Activation::kSigmoid) {
+    call.fuse = act == Activation::kLinear ? kBiasLinear
+                : act == Activation::kRelu ? kBiasRelu
+                : act == Activation::kTanh ? kBiasTanh
+                                           : kBiasSigmoid;
+  } else {
+    with_activation(act, [&](auto tag) { call.after_tile = &activate_tile<decltype(tag)::value>; });
   }
   thread_local std::vector<float> panel;
   if (trans_b && panel.size() < static_cast<size_t>(k) * kMaxPanel)

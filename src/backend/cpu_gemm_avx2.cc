@@ -29,6 +29,24 @@ struct Avx2 {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
+  // minps, maxps: a < b ? a : b, a > b ? a : b (the second operand for NaN).
+  static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static Reg abs(Reg z) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), z); }
+  static Reg neg(Reg z) { return _mm256_xor_ps(_mm256_set1_ps(-0.f), z); }
+  // |magnitude| with the sign of `sign`.
+  static Reg copysign(Reg magnitude, Reg sign) {
+    const Reg bit = _mm256_set1_ps(-0.f);
+    return _mm256_or_ps(_mm256_andnot_ps(bit, magnitude), _mm256_and_ps(bit, sign));
+  }
+  // 2^n for integral n in [-126, 127], built in the exponent bits; NaN lanes give 2^0.
+  static Reg pow2(Reg n) {
+    const Reg ordered = _mm256_and_ps(n, _mm256_cmp_ps(n, n, _CMP_EQ_OQ));
+    const __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(ordered), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  }
   static Reg relu(Reg z) { return _mm256_max_ps(z, _mm256_setzero_ps()); }
   // dy * (z > 0 ? 1 : 0)
   static Reg relu_gradient(Reg dy, Reg z) {

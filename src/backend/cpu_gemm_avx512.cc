@@ -2,7 +2,17 @@
 // This file alone is compiled with -mavx512f (src/backend/CMakeLists.txt); nothing here runs
 // unless the CPU and the OS support it (cpu_gemm.cc). Its results are the AVX2 kernels' bits:
 // the same FMA chain per element, the same epilogue operations.
+// GCC 12 warns, wherever it inlines an AVX-512 intrinsic whose pass-through operand is
+// _mm512_undefined_*(), that this self-initialised register "may be used uninitialized": a
+// false positive in its own header, silenced for that header only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
 
 #include "backend/cpu_gemm_tiles.h"
 
@@ -26,9 +36,31 @@ struct Avx512 {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
-  // max(z, 0), all lanes (the zero-masking form: GCC 12 warns that _mm512_max_ps's
-  // undefined pass-through register may be used uninitialized).
-  static Reg relu(Reg z) { return _mm512_maskz_max_ps(0xFFFF, z, _mm512_setzero_ps()); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
+  // vminps, vmaxps: a < b ? a : b, a > b ? a : b (the second operand for NaN).
+  static Reg min(Reg a, Reg b) { return _mm512_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  // Sign-bit arithmetic on the integer view (AVX-512F has no floating-point and/or).
+  static Reg abs(Reg z) { return bits(_mm512_and_si512(int_of(z), _mm512_set1_epi32(0x7FFFFFFF))); }
+  static Reg neg(Reg z) {
+    return bits(_mm512_xor_si512(int_of(z), _mm512_set1_epi32(static_cast<int>(0x80000000u))));
+  }
+  // |magnitude| with the sign of `sign`.
+  static Reg copysign(Reg magnitude, Reg sign) {
+    const __m512i bit = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+    return bits(_mm512_or_si512(_mm512_andnot_si512(bit, int_of(magnitude)),
+                                _mm512_and_si512(bit, int_of(sign))));
+  }
+  // 2^n for integral n in [-126, 127], built in the exponent bits; NaN lanes give 2^0.
+  static Reg pow2(Reg n) {
+    const Reg ordered = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(n, n, _CMP_EQ_OQ), n);
+    const __m512i e = _mm512_add_epi32(_mm512_cvttps_epi32(ordered), _mm512_set1_epi32(127));
+    return bits(_mm512_slli_epi32(e, 23));
+  }
+  static __m512i int_of(Reg r) { return _mm512_castps_si512(r); }
+  static Reg bits(__m512i i) { return _mm512_castsi512_ps(i); }
+  static Reg relu(Reg z) { return _mm512_max_ps(z, _mm512_setzero_ps()); }
   // dy * (z > 0 ? 1 : 0)
   static Reg relu_gradient(Reg dy, Reg z) {
     const Mask positive = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ);

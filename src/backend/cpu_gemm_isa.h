@@ -9,9 +9,18 @@
 namespace layerlab::backend::cpu {
 
 // What a tile does in registers after the product: nothing; bias (and y = z); bias and
-// y = relu(z); backward through linear or relu: c *= f'(z) (relu: z > 0 ? 1 : 0), the bias
-// gradient gathering the rows in order.
-enum Fuse { kNone, kBiasLinear, kBiasRelu, kGradLinear, kGradRelu, kFuses };
+// y = relu(z), tanh(z) or sigmoid(z); backward through linear or relu: c *= f'(z) (relu:
+// z > 0 ? 1 : 0), the bias gradient gathering the rows in order.
+enum Fuse {
+  kNone,
+  kBiasLinear,
+  kBiasRelu,
+  kBiasTanh,
+  kBiasSigmoid,
+  kGradLinear,
+  kGradRelu,
+  kFuses
+};
 
 struct SmallGemmCall {
   bool trans_a, trans_b;

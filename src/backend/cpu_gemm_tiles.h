@@ -37,6 +37,41 @@ struct InRegister {
   float* bias_grad;
 };
 
+// act::forward's tanh and sigmoid, lane by lane, through fast_exp (backend/ops.h): the same
+// IEEE operations in the same order (no contraction: the kernel files are built with
+// -ffp-contract=off), so the same bits as the scalar pass, NaN, infinities and -0 included.
+template <class V>
+typename V::Reg fast_exp(typename V::Reg x) {
+  using Reg = typename V::Reg;
+  // x < -87.3 ? -87.3 : (x > 88 ? 88 : x); min and max return their second operand for NaN.
+  x = V::max(V::set1(-87.3f), V::min(V::set1(88.f), x));
+  const Reg round_magic = V::set1(12582912.f);
+  const Reg n = V::sub(V::add(V::mul(x, V::set1(1.44269504088896341f)), round_magic), round_magic);
+  const Reg r =
+      V::sub(V::sub(x, V::mul(n, V::set1(0.693359375f))), V::mul(n, V::set1(-2.12194440e-4f)));
+  Reg p = V::set1(1.9875691500e-4f);
+  p = V::add(V::mul(p, r), V::set1(1.3981999507e-3f));
+  p = V::add(V::mul(p, r), V::set1(8.3334519073e-3f));
+  p = V::add(V::mul(p, r), V::set1(4.1665795894e-2f));
+  p = V::add(V::mul(p, r), V::set1(1.6666665459e-1f));
+  p = V::add(V::mul(p, r), V::set1(5.0000001201e-1f));
+  p = V::add(V::add(V::mul(V::mul(p, r), r), r), V::set1(1.f));
+  return V::mul(p, V::pow2(n));
+}
+
+template <class V>
+typename V::Reg tanh(typename V::Reg z) {
+  const auto one = V::set1(1.f);
+  const auto e = fast_exp<V>(V::mul(V::set1(-2.f), V::abs(z)));
+  return V::copysign(V::div(V::sub(one, e), V::add(one, e)), z);
+}
+
+template <class V>
+typename V::Reg sigmoid(typename V::Reg z) {
+  const auto one = V::set1(1.f);
+  return V::div(one, V::add(one, fast_exp<V>(V::neg(z))));
+}
+
 // C[ROWS][V::kLanes * VECS] (the last vector only its first `last` lanes when MASKED) =
 // alpha * sum_kk A(i, kk) B[kk][j] + beta * C, then the FUSE epilogue. A(i, kk) is
 // a[i * ars + kk * acs].
@@ -75,7 +110,14 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
   }
   const Reg va = V::set1(alpha), vb = V::set1(beta);
   constexpr bool grad = FUSE == kGradLinear || FUSE == kGradRelu;
-  constexpr bool bias = FUSE == kBiasLinear || FUSE == kBiasRelu;
+  constexpr bool bias =
+      FUSE == kBiasLinear || FUSE == kBiasRelu || FUSE == kBiasTanh || FUSE == kBiasSigmoid;
+  auto activate = [](Reg z) {
+    if constexpr (FUSE == kBiasRelu) return V::relu(z);
+    if constexpr (FUSE == kBiasTanh) return tanh<V>(z);
+    if constexpr (FUSE == kBiasSigmoid) return sigmoid<V>(z);
+    return z;
+  };
   Reg bias_grad[VECS];
 #pragma GCC unroll 8
   for (int v = 0; v < VECS; ++v) bias_grad[v] = V::zero();
@@ -93,14 +135,15 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
         r = V::add(r, beta == 1.f ? old : V::mul(vb, old));
       }
       // bias_activation_forward's operations: z += bias, y = f(z) (relu: z > 0 ? z : 0,
-      // which max(z, 0) is for -0 and NaN too, its second operand winning those).
+      // which max(z, 0) is for -0 and NaN too, its second operand winning those; tanh and
+      // sigmoid above).
       // activation_backward's: dz = dy * (z > 0 ? 1 : 0) (0 for NaN, as the ordered compare
       // gives), then the column sums.
       if (FUSE == kGradRelu) r = V::relu_gradient(r, load(f.z + i * ldc + L * v, v));
       if (grad && f.bias_grad) bias_grad[v] = V::add(bias_grad[v], r);
       if (bias && f.bias) r = V::add(r, load(f.bias + L * v, v));
       store(ci + L * v, r, v);
-      if (bias && f.y) store(f.y + i * f.ldy + L * v, FUSE == kBiasRelu ? V::relu(r) : r, v);
+      if (bias && f.y) store(f.y + i * f.ldy + L * v, activate(r), v);
     }
   }
   if (grad && f.bias_grad)

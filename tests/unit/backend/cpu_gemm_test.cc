@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,9 @@ TEST_P(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
       for (size_t i = 0; i < size; i += 5) z1[i] *= 40.f;
       // And the values where max(z, 0) and z > 0 ? z : 0 could part: NaN, infinities.
       z1[1] = -0.f, z1[2] = std::nanf(""), z1[3] = INFINITY, z1[4] = -INFINITY;
+      // And where tanh's and sigmoid's exponential clamps its argument or underflows.
+      const float edges[] = {100.f, -100.f, 44.f, -44.f, 88.5f, -88.5f, 1e-30f, -1e-30f, 1e-3f};
+      for (size_t i = 0; i < std::size(edges); ++i) z1[5 + i] = edges[i];
       z2 = z1;
       // The product of depth 0 below makes -0 + 0 of -0 first: do the same here.
       cpu::sgemm_small(GetParam(), c.ta, c.tb, c.m, c.n, 0, 1.f, o.a.data(), o.lda, o.b.data(),
@@ -196,6 +200,34 @@ TEST_P(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
                        o.ldb, 1.f, z2.data(), c.n, e);
       ASSERT_EQ(0, std::memcmp(z1.data(), z2.data(), size * sizeof(float)));
       ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), size * sizeof(float)));
+    }
+  }
+}
+
+// Tanh and sigmoid in registers against act::forward, bit for bit, over 65,536 values from
+// 1e-9 to 2^7 in magnitude, both signs (every regime of their exponential: underflow, the
+// polynomial, the clamps): a product of depth 0 with beta 1 leaves C's values as z.
+TEST_P(CpuGemm, TanhAndSigmoidInRegistersEqualTheScalarOnes) {
+  const int m = 256, n = 256;
+  std::vector<float> z(static_cast<size_t>(m) * n);
+  for (size_t i = 0; i < z.size(); ++i) {
+    const float magnitude = std::exp2(-30.f + 37.f * uniform01(3, 1, i));
+    z[i] = (i % 2 ? -1.f : 1.f) * magnitude;
+  }
+  for (Activation act : {Activation::kTanh, Activation::kSigmoid}) {
+    SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)));
+    std::vector<float> c = z, y(z.size());
+    cpu::GemmEpilogue e;
+    e.activation = act;
+    e.y = y.data();
+    e.ldy = n;
+    const float unused = 0.f;
+    cpu::sgemm_small(GetParam(), false, false, m, n, 0, 1.f, &unused, 1, &unused, n, 1.f, c.data(),
+                     n, e);
+    for (size_t i = 0; i < z.size(); ++i) {
+      const float want = act::forward(act, z[i]);
+      ASSERT_EQ(0, std::memcmp(&y[i], &want, sizeof(float)))
+          << "z = " << z[i] << ": " << y[i] << " against " << want;
     }
   }
 }
@@ -231,13 +263,14 @@ TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
     if (!cpu::cpu_runs(kernels))
       GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(kernels) << " kernels";
   }
-  enum Kind { kPlain, kBias, kBiasRelu, kBiasTanh, kGradLinear, kGradRelu };
+  enum Kind { kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kGradLinear, kGradRelu };
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       for (int m : {1, 5, 13, 32})
         for (int n : {1, 7, 16, 17, 33, 64, 130})
           for (int k : {1, 9, 64})
-            for (Kind kind : {kPlain, kBias, kBiasRelu, kBiasTanh, kGradLinear, kGradRelu}) {
+            for (Kind kind :
+                 {kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kGradLinear, kGradRelu}) {
               const Case c{ta,
                            tb,
                            m,
@@ -259,11 +292,13 @@ TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
               auto run = [&](cpu::SmallGemm kernels) {
                 Out out{o.cmat, std::vector<float>(o.cmat.size(), 5.f), std::vector<float>(n, 9.f)};
                 cpu::GemmEpilogue e;
-                if (kind == kBias || kind == kBiasRelu || kind == kBiasTanh) {
+                if (kind == kBias || kind == kBiasRelu || kind == kBiasTanh ||
+                    kind == kBiasSigmoid) {
                   e.bias = bias.data();
-                  e.activation = kind == kBiasRelu   ? Activation::kRelu
-                                 : kind == kBiasTanh ? Activation::kTanh
-                                                     : Activation::kLinear;
+                  e.activation = kind == kBiasRelu      ? Activation::kRelu
+                                 : kind == kBiasTanh    ? Activation::kTanh
+                                 : kind == kBiasSigmoid ? Activation::kSigmoid
+                                                        : Activation::kLinear;
                   e.y = kind == kBias ? nullptr : out.y.data();
                   e.ldy = o.ldc;
                 } else if (kind >= kGradLinear) {
