@@ -32,6 +32,7 @@ constexpr const char* kBeginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ O
 // The transaction id, if the transaction wrote anything, rides along with COMMIT: when the
 // connection breaks before COMMIT's answer arrives, the server can still say whether it
 // committed (txid_status).
+constexpr const char* kTransactionId = "SELECT txid_current_if_assigned()::text";
 constexpr const char* kCommitWrite = "SELECT txid_current_if_assigned()::text; COMMIT";
 
 std::string double_text(double v) {
@@ -395,6 +396,8 @@ void Db::fail_connection() {
 }
 
 Result Db::run_simple(const char* sql) {
+  // A script cannot join a pipeline, so it cannot carry the COMMIT either.
+  if (committed_ || commit_next_) after_last_statement(sql);
   if (!connected()) fail_connection();
   if (pending_begin_) begin_now();
   pg_result* r = PQexec(conn_, sql);
@@ -424,13 +427,14 @@ void Db::exec_script(const std::string& sql) {
 }
 
 Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
+  if (committed_) after_last_statement(sql);
   if (!connected()) fail_connection();
   std::vector<const char*> values(n);
   for (size_t i = 0; i < n; ++i) values[i] = params[i].text ? params[i].text->c_str() : nullptr;
   std::vector<unsigned> types(n);
   for (size_t i = 0; i < n; ++i) types[i] = params[i].type;
   auto it = statements_.find(sql);
-  if (pending_begin_) return begin_with(sql, it == statements_.end(), types, values);
+  if (pending_begin_ || commit_next_) return pipelined(sql, it == statements_.end(), types, values);
   if (it == statements_.end()) {
     std::string name = "layerlab_" + std::to_string(++next_statement_);
     std::string text(sql);
@@ -447,33 +451,56 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   return Result(r);
 }
 
-// The transaction's first statement: BEGIN, the statement's preparation
-// (the first time) and the statement go in one round trip (libpq's pipeline mode). A
-// failure of any of them aborts the rest and is reported as that statement's.
-Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
-                      const std::vector<const char*>& values) {
+// A statement with what goes in its round trip (libpq's pipeline mode): BEGIN when it is the
+// transaction's first, its preparation the first time, and the transaction id and COMMIT
+// when it is the last (commit_with_next). A failure of any of them aborts the rest and is
+// reported as that statement's.
+Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
+                     const std::vector<const char*>& values) {
+  enum Command { kBegin, kPrepare, kStatement, kXid, kCommit };
+  std::vector<Command> commands;
+  if (pending_begin_) commands.push_back(kBegin);
+  if (prepare) commands.push_back(kPrepare);
+  commands.push_back(kStatement);
+  if (commit_next_) {
+    commands.push_back(kXid);
+    commands.push_back(kCommit);
+  }
   pending_begin_ = false;
   const int n = static_cast<int>(values.size());
   const std::string text(sql);
   const std::string name =
       prepare ? "layerlab_" + std::to_string(++next_statement_) : statements_.find(sql)->second;
   bool sent = PQenterPipelineMode(conn_) == 1;
-  sent = sent && PQsendQueryParams(conn_, pending_write_ ? kBeginWrite : kBeginRead, 0, nullptr,
-                                   nullptr, nullptr, nullptr, 0) == 1;
-  if (prepare)
-    sent = sent && PQsendPrepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(), n,
-                                 types.data()) == 1;
-  sent =
-      sent && PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
+  for (Command c : commands) {
+    if (!sent) break;
+    switch (c) {
+      case kBegin:
+        sent = PQsendQueryParams(conn_, pending_write_ ? kBeginWrite : kBeginRead, 0, nullptr,
+                                 nullptr, nullptr, nullptr, 0) == 1;
+        break;
+      case kPrepare:
+        sent = PQsendPrepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(), n,
+                             types.data()) == 1;
+        break;
+      case kStatement:
+        sent = PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
+        break;
+      case kXid:
+        sent =
+            PQsendQueryParams(conn_, kTransactionId, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+        break;
+      case kCommit:
+        sent = PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+        break;
+    }
+  }
   sent = sent && PQpipelineSync(conn_) == 1;
   // One result per command, each followed by a null; then the sync.
-  enum Command { kBegin, kPrepare, kStatement };
-  std::vector<Command> commands = {kBegin};
-  if (prepare) commands.push_back(kPrepare);
-  commands.push_back(kStatement);
   pg_result* error = nullptr;
   pg_result* out = nullptr;
-  bool prepared = false;
+  std::optional<std::string> xid;
+  bool prepared = false, committed = false;
   size_t at = 0;
   while (sent) {
     pg_result* r = PQgetResult(conn_);
@@ -497,6 +524,8 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
       continue;
     }
     if (c == kPrepare) prepared = true;
+    if (c == kXid && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) xid = PQgetvalue(r, 0, 0);
+    if (c == kCommit) committed = true;
     if (c == kStatement && !out) {
       out = r;
     } else {
@@ -504,7 +533,9 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
     }
   }
   if (!connected() || PQexitPipelineMode(conn_) != 1) {
-    // Cut short: this connection's state is unknown; the next try starts a new one.
+    // Cut short: this connection's state is unknown; the next try starts a new one. A COMMIT
+    // sent whose answer is missing may have committed: the retry asks about its id first.
+    if (xid && !committed) in_doubt_xid_ = xid;
     if (out) PQclear(out);
     out = nullptr;
     if (!error) {
@@ -522,8 +553,27 @@ Result Db::begin_with(std::string_view sql, bool prepare, const std::vector<unsi
     if (out) PQclear(out);
     fail(error, snippet(sql));
   }
-  if (!out) fail(nullptr, snippet(sql));
+  if (!out || (commit_next_ && !committed)) {
+    if (out) PQclear(out);
+    fail(nullptr, snippet(sql));
+  }
+  if (commit_next_) {
+    commit_next_ = false;
+    committed_ = true;
+    in_transaction_ = false;
+  }
   return Result(out);
+}
+
+void Db::commit_with_next() {
+  if (!in_transaction_ || !pending_write_)
+    throw internal_error(label_ + ": " + step_ + ": commit_with_next outside a write transaction");
+  commit_next_ = true;
+}
+
+void Db::after_last_statement(std::string_view sql) {
+  throw internal_error(label_ + ": " + step_ + ": " + snippet(sql) +
+                       ": a statement after the transaction's last (commit_with_next)");
 }
 
 // Starts the pending transaction on its own (before a statement that cannot join a
@@ -543,6 +593,8 @@ bool Db::lock_exclusive(int64_t key) {
 void Db::rollback_quietly() {
   in_transaction_ = false;
   pending_begin_ = false;
+  commit_next_ = false;
+  committed_ = false;
   if (connected() && PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
 }
 
@@ -626,6 +678,14 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       pending_begin_ = true;
       pending_write_ = write;
       body();
+      if (committed_) {  // the last statement carried the COMMIT
+        committed_ = false;
+        transactions_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      if (commit_next_)
+        throw internal_error(label_ + ": " + step_ +
+                             ": commit_with_next, then no statement to carry the COMMIT");
       if (pending_begin_) {  // the body ran no statement: nothing to commit
         pending_begin_ = false;
         in_transaction_ = false;
@@ -638,6 +698,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       return;
     } catch (const PgError& e) {
       rollback_quietly();
+      if (in_doubt_xid_) in_doubt = std::exchange(in_doubt_xid_, std::nullopt);
       if (!e.transient()) throw;
       if (attempt >= options_.max_retries) {
         auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -26,7 +26,10 @@
 // statements the two stores share are; they are sent to the server as $1, $2, ...
 //
 // Round trips: BEGIN and the first statement go together (libpq's pipeline mode), each
-// further statement is one, and COMMIT one: a write of one statement costs two.
+// further statement is one, and COMMIT one: a write of one statement costs two. A body that
+// marks its last statement (commit_with_next) sends COMMIT with it: one round trip fewer,
+// and the locks that statement takes are released when the server is done with it, not
+// when its client, perhaps not scheduled for a while, gets round to committing.
 // Statements are prepared once per connection (cached by their text).
 //
 // Not thread-safe: one thread at a time (PgStore serialises calls with its mutex).
@@ -197,6 +200,12 @@ class Db {
     return transact(false, step, std::forward<F>(body));
   }
 
+  // Inside a write transaction: the next statement is the transaction's last. It goes to the
+  // server with the COMMIT (and the transaction id for an answer lost on the way) in one
+  // round trip; a statement after it is an internal error. (SQLite's Db has the same call:
+  // there it changes nothing.)
+  void commit_with_next();
+
   // Inside a write transaction: takes the transaction-level advisory lock `key`, for the
   // few steps that must run one at a time (migrations, numbering changes); never on the
   // path of a trial. Returns whether it had to wait (counted in busy_waits).
@@ -227,9 +236,10 @@ class Db {
   void run_transaction(bool write, const char* step, const std::function<void()>& body);
   PgError answer_lost() const;
   Result run_prepared(std::string_view sql, const Param* params, size_t n);
-  Result begin_with(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
-                    const std::vector<const char*>& values);
+  Result pipelined(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
+                   const std::vector<const char*>& values);
   void begin_now();
+  [[noreturn]] void after_last_statement(std::string_view sql);
   // Runs a parameterless simple-protocol command and checks its last result.
   Result run_simple(const char* sql);
   void commit(bool write, std::optional<std::string>& in_doubt_xid);
@@ -249,6 +259,9 @@ class Db {
   const char* step_ = "open";  // the call in progress, for messages
   bool in_transaction_ = false;
   bool pending_begin_ = false;  // BEGIN not sent yet: it goes with the first statement
+  bool commit_next_ = false;    // COMMIT goes with the next statement (commit_with_next)
+  bool committed_ = false;      // it went, and the body may run no further statement
+  std::optional<std::string> in_doubt_xid_;  // that COMMIT's transaction id, its answer lost
   bool pending_write_ = false;
   struct Hash {
     using is_transparent = void;

@@ -182,8 +182,8 @@ class PgStore final : public SqlStore<Db> {
     // Claimers skip the rows another claimer holds (SKIP LOCKED) instead of queueing behind
     // it; a row locked is re-checked, so a trial claimed meanwhile is never taken twice.
     // One statement rather than one per part because such a re-checked row stays locked
-    // until the claim commits, and its owner's finish waits for that: the lock must not
-    // outlive the claim by more than the COMMIT's round trip.
+    // until the claim commits, and its owner's finish waits for that; the COMMIT goes in the
+    // statement's round trip (claim_batch), so the lock ends with the server's work.
     static const std::string kQueued = "SELECT id, attempts FROM trials WHERE status = 'queued' ";
     static const std::string kInStudy = "AND study_id = $5 ";
     auto statement = [](const std::string& where, const std::string& order) {

@@ -354,6 +354,9 @@ std::vector<Claim> SqlStore<Db>::claim_batch(const std::string& worker_id,
   return write("claim_next", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     expire(options, now);
+    // The claim is the transaction's last statement (one, on PostgreSQL): its COMMIT goes
+    // with it, so the rows it locks are free again as soon as the server has run both.
+    db_.commit_with_next();
     return claim_trials(worker_id, options, max, now);
   });
 }

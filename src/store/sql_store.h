@@ -140,7 +140,9 @@ class SqlStore : public Store {
   virtual std::vector<int64_t> insert_trials(int64_t study_id, const std::vector<NewTrial>& trials,
                                              const std::vector<std::string>& params, int64_t now)
       REQUIRES(mu_) = 0;
-  // Claims up to max queued trials (see Store::claim_batch) after leases were expired.
+  // Claims up to max queued trials (see Store::claim_batch) after leases were expired. The
+  // transaction's end: its first statement carries the COMMIT (Db::commit_with_next), so on
+  // PostgreSQL it is one statement.
   virtual std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
                                           int max, int64_t now) REQUIRES(mu_) = 0;
   // Writes rows for the attempt if it is current (see Store::append_epochs).

@@ -260,6 +260,58 @@ INSTANTIATE_TEST_SUITE_P(Postgres, InjectedFailure, ::testing::Values("40001", "
                                                                       : "Deadlock";
                          });
 
+// A body's last statement can carry the COMMIT (Db::commit_with_next, which claims use): the
+// transaction has committed when that statement returns, before the body ends; no statement
+// may follow it; and a last statement that fails takes the whole transaction back.
+TEST(Postgres, TheLastStatementCarriesTheCommit) {
+  PostgresService& pg = PostgresService::instance();
+  const std::string db = pg.fresh_database();
+  const std::string url = pg.url_of(db);
+  pg::Db conn(url, "test", {});
+  pg::Db other(url, "other", {});
+  conn.write("setup", [&] { conn.exec_script("CREATE TABLE t (k int PRIMARY KEY)"); });
+  auto committed = [&] {
+    return other.read("count", [&] { return other.query("SELECT COUNT(*) FROM t").i64(0, 0); });
+  };
+  const uint64_t transactions = conn.transactions();
+  conn.write("two", [&] {
+    conn.exec("INSERT INTO t VALUES (1)");
+    EXPECT_EQ(committed(), 0);
+    conn.commit_with_next();
+    conn.exec("INSERT INTO t VALUES (2)");
+    EXPECT_EQ(committed(), 2);  // already, inside the body
+  });
+  EXPECT_EQ(conn.transactions(), transactions + 1);
+
+  EXPECT_STORE_ERROR(conn.write("after",
+                                [&] {
+                                  conn.commit_with_next();
+                                  conn.exec("INSERT INTO t VALUES (3)");
+                                  conn.exec("INSERT INTO t VALUES (4)");
+                                }),
+                     ErrorCode::kInternal,
+                     "after: INSERT INTO t VALUES (4): a statement after the transaction's last");
+  EXPECT_EQ(committed(), 3);  // 3 went with its COMMIT; 4 never ran
+
+  EXPECT_THROW(conn.write("duplicate",
+                          [&] {
+                            conn.exec("INSERT INTO t VALUES (5)");
+                            conn.commit_with_next();
+                            conn.exec("INSERT INTO t VALUES (1)");
+                          }),
+               Error);
+  EXPECT_EQ(committed(), 3);  // 5 went back with the failed last statement
+
+  EXPECT_STORE_ERROR(conn.write("unused", [&] { conn.commit_with_next(); }), ErrorCode::kInternal,
+                     "unused: commit_with_next, then no statement to carry the COMMIT");
+  EXPECT_STORE_ERROR(conn.read("read", [&] { conn.commit_with_next(); }), ErrorCode::kInternal,
+                     "commit_with_next outside a write transaction");
+  // The connection is as good as new: a plain transaction commits.
+  conn.write("plain", [&] { conn.exec("INSERT INTO t VALUES (6)"); });
+  EXPECT_EQ(committed(), 4);
+  pg.drop_database(db);
+}
+
 // The shared statements are written with SQLite's ?N; the connection sends them as $N, and
 // leaves a ? in quoted text or identifiers alone.
 TEST(Postgres, NumberedPlaceholdersBecomeDollarOnesOutsideQuotes) {
