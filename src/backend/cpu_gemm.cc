@@ -75,6 +75,31 @@ void activate_tile(const GemmEpilogue& e, int rows, int cols, int i0, int j0, fl
   }
 }
 
+// The kernels' own forward epilogue for an activation (cpu_gemm_isa.h); kNone for GELU and
+// softplus, which need libm.
+Fuse in_registers(Activation a) {
+  switch (a) {
+    case Activation::kLinear:
+      return kBiasLinear;
+    case Activation::kRelu:
+      return kBiasRelu;
+    case Activation::kTanh:
+      return kBiasTanh;
+    case Activation::kSigmoid:
+      return kBiasSigmoid;
+    case Activation::kLeakyRelu:
+      return kBiasLeakyRelu;
+    case Activation::kElu:
+      return kBiasElu;
+    case Activation::kSelu:
+      return kBiasSelu;
+    case Activation::kGelu:
+    case Activation::kSoftplus:
+      break;
+  }
+  return kNone;
+}
+
 }  // namespace
 
 void sgemm_small(SmallGemm kernels, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
@@ -91,12 +116,8 @@ void sgemm_small(SmallGemm kernels, bool trans_a, bool trans_b, int m, int n, in
   } else if (!e.y) {
     // The activation is applied only with y: the bias alone is the linear case.
     if (e.bias) call.fuse = kBiasLinear;
-  } else if (act == Activation::kLinear || act == Activation::kRelu || act == Activation::kTanh ||
-             act == Activation::kSigmoid) {
-    call.fuse = act == Activation::kLinear ? kBiasLinear
-                : act == Activation::kRelu ? kBiasRelu
-                : act == Activation::kTanh ? kBiasTanh
-                                           : kBiasSigmoid;
+  } else if (const Fuse f = in_registers(act); f != kNone) {
+    call.fuse = f;
   } else {
     with_activation(act, [&](auto tag) { call.after_tile = &activate_tile<decltype(tag)::value>; });
   }

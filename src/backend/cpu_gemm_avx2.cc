@@ -47,6 +47,10 @@ struct Avx2 {
     const __m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(ordered), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
   }
+  // z > 0 ? a : b
+  static Reg select_positive(Reg z, Reg a, Reg b) {
+    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ));
+  }
   static Reg relu(Reg z) { return _mm256_max_ps(z, _mm256_setzero_ps()); }
   // dy * (z > 0 ? 1 : 0)
   static Reg relu_gradient(Reg dy, Reg z) {

@@ -60,6 +60,10 @@ struct Avx512 {
   }
   static __m512i int_of(Reg r) { return _mm512_castps_si512(r); }
   static Reg bits(__m512i i) { return _mm512_castsi512_ps(i); }
+  // z > 0 ? a : b
+  static Reg select_positive(Reg z, Reg a, Reg b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ), b, a);
+  }
   static Reg relu(Reg z) { return _mm512_max_ps(z, _mm512_setzero_ps()); }
   // dy * (z > 0 ? 1 : 0)
   static Reg relu_gradient(Reg dy, Reg z) {

@@ -9,14 +9,18 @@
 namespace layerlab::backend::cpu {
 
 // What a tile does in registers after the product: nothing; bias (and y = z); bias and
-// y = relu(z), tanh(z) or sigmoid(z); backward through linear or relu: c *= f'(z) (relu:
-// z > 0 ? 1 : 0), the bias gradient gathering the rows in order.
+// y = f(z) for the activations up to kBiasSelu; backward through linear or relu:
+// c *= f'(z) (relu: z > 0 ? 1 : 0), the bias gradient gathering the rows in order. (GELU and
+// softplus call libm: they are applied after each tile, by after_tile.)
 enum Fuse {
   kNone,
   kBiasLinear,
   kBiasRelu,
   kBiasTanh,
   kBiasSigmoid,
+  kBiasLeakyRelu,
+  kBiasElu,
+  kBiasSelu,
   kGradLinear,
   kGradRelu,
   kFuses

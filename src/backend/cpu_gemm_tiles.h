@@ -37,9 +37,10 @@ struct InRegister {
   float* bias_grad;
 };
 
-// act::forward's tanh and sigmoid, lane by lane, through fast_exp (backend/ops.h): the same
-// IEEE operations in the same order (no contraction: the kernel files are built with
+// act::forward's activations, lane by lane, through fast_exp (backend/ops.h): the same IEEE
+// operations in the same order (no contraction: the kernel files are built with
 // -ffp-contract=off), so the same bits as the scalar pass, NaN, infinities and -0 included.
+// `z > 0 ? a : b` computes both sides and selects (the ordered compare: NaN takes b).
 template <class V>
 typename V::Reg fast_exp(typename V::Reg x) {
   using Reg = typename V::Reg;
@@ -70,6 +71,22 @@ template <class V>
 typename V::Reg sigmoid(typename V::Reg z) {
   const auto one = V::set1(1.f);
   return V::div(one, V::add(one, fast_exp<V>(V::neg(z))));
+}
+
+template <class V>
+typename V::Reg leaky_relu(typename V::Reg z) {
+  return V::select_positive(z, z, V::mul(V::set1(act::kLeakySlope), z));
+}
+
+template <class V>
+typename V::Reg elu(typename V::Reg z) {
+  return V::select_positive(z, z, V::sub(fast_exp<V>(z), V::set1(1.f)));
+}
+
+template <class V>
+typename V::Reg selu(typename V::Reg z) {
+  const auto negative = V::mul(V::set1(act::kSeluAlpha), V::sub(fast_exp<V>(z), V::set1(1.f)));
+  return V::mul(V::set1(act::kSeluScale), V::select_positive(z, z, negative));
 }
 
 // C[ROWS][V::kLanes * VECS] (the last vector only its first `last` lanes when MASKED) =
@@ -110,12 +127,14 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
   }
   const Reg va = V::set1(alpha), vb = V::set1(beta);
   constexpr bool grad = FUSE == kGradLinear || FUSE == kGradRelu;
-  constexpr bool bias =
-      FUSE == kBiasLinear || FUSE == kBiasRelu || FUSE == kBiasTanh || FUSE == kBiasSigmoid;
+  constexpr bool bias = FUSE >= kBiasLinear && FUSE <= kBiasSelu;
   auto activate = [](Reg z) {
     if constexpr (FUSE == kBiasRelu) return V::relu(z);
     if constexpr (FUSE == kBiasTanh) return tanh<V>(z);
     if constexpr (FUSE == kBiasSigmoid) return sigmoid<V>(z);
+    if constexpr (FUSE == kBiasLeakyRelu) return leaky_relu<V>(z);
+    if constexpr (FUSE == kBiasElu) return elu<V>(z);
+    if constexpr (FUSE == kBiasSelu) return selu<V>(z);
     return z;
   };
   Reg bias_grad[VECS];
@@ -135,8 +154,8 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
         r = V::add(r, beta == 1.f ? old : V::mul(vb, old));
       }
       // bias_activation_forward's operations: z += bias, y = f(z) (relu: z > 0 ? z : 0,
-      // which max(z, 0) is for -0 and NaN too, its second operand winning those; tanh and
-      // sigmoid above).
+      // which max(z, 0) is for -0 and NaN too, its second operand winning those; the others
+      // above).
       // activation_backward's: dz = dy * (z > 0 ? 1 : 0) (0 for NaN, as the ordered compare
       // gives), then the column sums.
       if (FUSE == kGradRelu) r = V::relu_gradient(r, load(f.z + i * ldc + L * v, v));

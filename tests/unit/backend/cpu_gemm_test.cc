@@ -204,17 +204,19 @@ TEST_P(CpuGemm, FusedBiasAndActivationEqualTheSeparatePassBitForBit) {
   }
 }
 
-// Tanh and sigmoid in registers against act::forward, bit for bit, over 65,536 values from
-// 1e-9 to 2^7 in magnitude, both signs (every regime of their exponential: underflow, the
-// polynomial, the clamps): a product of depth 0 with beta 1 leaves C's values as z.
-TEST_P(CpuGemm, TanhAndSigmoidInRegistersEqualTheScalarOnes) {
+// The activations the kernels apply in registers (all but GELU and softplus) against
+// act::forward, bit for bit, over 65,536 values from 1e-9 to 2^7 in magnitude, both signs
+// (every regime of the exponential: underflow, the polynomial, the clamps): a product of
+// depth 0 with beta 1 leaves C's values as z.
+TEST_P(CpuGemm, ActivationsInRegistersEqualTheScalarOnes) {
   const int m = 256, n = 256;
   std::vector<float> z(static_cast<size_t>(m) * n);
   for (size_t i = 0; i < z.size(); ++i) {
     const float magnitude = std::exp2(-30.f + 37.f * uniform01(3, 1, i));
     z[i] = (i % 2 ? -1.f : 1.f) * magnitude;
   }
-  for (Activation act : {Activation::kTanh, Activation::kSigmoid}) {
+  for (Activation act : {Activation::kTanh, Activation::kSigmoid, Activation::kLeakyRelu,
+                         Activation::kElu, Activation::kSelu}) {
     SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)));
     std::vector<float> c = z, y(z.size());
     cpu::GemmEpilogue e;
@@ -263,14 +265,14 @@ TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
     if (!cpu::cpu_runs(kernels))
       GTEST_SKIP() << "this CPU cannot run the " << cpu::to_string(kernels) << " kernels";
   }
-  enum Kind { kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kGradLinear, kGradRelu };
+  enum Kind { kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kBiasElu, kGradLinear, kGradRelu };
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       for (int m : {1, 5, 13, 32})
         for (int n : {1, 7, 16, 17, 33, 64, 130})
           for (int k : {1, 9, 64})
-            for (Kind kind :
-                 {kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kGradLinear, kGradRelu}) {
+            for (Kind kind : {kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kBiasElu,
+                              kGradLinear, kGradRelu}) {
               const Case c{ta,
                            tb,
                            m,
@@ -292,12 +294,12 @@ TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
               auto run = [&](cpu::SmallGemm kernels) {
                 Out out{o.cmat, std::vector<float>(o.cmat.size(), 5.f), std::vector<float>(n, 9.f)};
                 cpu::GemmEpilogue e;
-                if (kind == kBias || kind == kBiasRelu || kind == kBiasTanh ||
-                    kind == kBiasSigmoid) {
+                if (kind != kPlain && kind < kGradLinear) {
                   e.bias = bias.data();
                   e.activation = kind == kBiasRelu      ? Activation::kRelu
                                  : kind == kBiasTanh    ? Activation::kTanh
                                  : kind == kBiasSigmoid ? Activation::kSigmoid
+                                 : kind == kBiasElu     ? Activation::kElu
                                                         : Activation::kLinear;
                   e.y = kind == kBias ? nullptr : out.y.data();
                   e.ldy = o.ldc;
