@@ -51,12 +51,6 @@ struct Avx2 {
   static Reg select_positive(Reg z, Reg a, Reg b) {
     return _mm256_blendv_ps(b, a, _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ));
   }
-  static Reg relu(Reg z) { return _mm256_max_ps(z, _mm256_setzero_ps()); }
-  // dy * (z > 0 ? 1 : 0)
-  static Reg relu_gradient(Reg dy, Reg z) {
-    const Reg positive = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ);
-    return _mm256_mul_ps(dy, _mm256_and_ps(positive, _mm256_set1_ps(1.f)));
-  }
 };
 
 }  // namespace

@@ -64,12 +64,6 @@ struct Avx512 {
   static Reg select_positive(Reg z, Reg a, Reg b) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ), b, a);
   }
-  static Reg relu(Reg z) { return _mm512_max_ps(z, _mm512_setzero_ps()); }
-  // dy * (z > 0 ? 1 : 0)
-  static Reg relu_gradient(Reg dy, Reg z) {
-    const Mask positive = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ);
-    return _mm512_mul_ps(dy, _mm512_maskz_mov_ps(positive, _mm512_set1_ps(1.f)));
-  }
 };
 
 }  // namespace

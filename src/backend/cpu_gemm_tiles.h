@@ -73,6 +73,18 @@ typename V::Reg sigmoid(typename V::Reg z) {
   return V::div(one, V::add(one, fast_exp<V>(V::neg(z))));
 }
 
+// max(z, 0): z > 0 ? z : 0, for -0 and NaN too (max returns its second operand for those).
+template <class V>
+typename V::Reg relu(typename V::Reg z) {
+  return V::max(z, V::zero());
+}
+
+// activation_backward's relu: dy * (z > 0 ? 1 : 0).
+template <class V>
+typename V::Reg relu_gradient(typename V::Reg dy, typename V::Reg z) {
+  return V::mul(dy, V::select_positive(z, V::set1(1.f), V::zero()));
+}
+
 template <class V>
 typename V::Reg leaky_relu(typename V::Reg z) {
   return V::select_positive(z, z, V::mul(V::set1(act::kLeakySlope), z));
@@ -129,7 +141,7 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
   constexpr bool grad = FUSE == kGradLinear || FUSE == kGradRelu;
   constexpr bool bias = FUSE >= kBiasLinear && FUSE <= kBiasSelu;
   auto activate = [](Reg z) {
-    if constexpr (FUSE == kBiasRelu) return V::relu(z);
+    if constexpr (FUSE == kBiasRelu) return relu<V>(z);
     if constexpr (FUSE == kBiasTanh) return tanh<V>(z);
     if constexpr (FUSE == kBiasSigmoid) return sigmoid<V>(z);
     if constexpr (FUSE == kBiasLeakyRelu) return leaky_relu<V>(z);
@@ -158,7 +170,7 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
       // above).
       // activation_backward's: dz = dy * (z > 0 ? 1 : 0) (0 for NaN, as the ordered compare
       // gives), then the column sums.
-      if (FUSE == kGradRelu) r = V::relu_gradient(r, load(f.z + i * ldc + L * v, v));
+      if (FUSE == kGradRelu) r = relu_gradient<V>(r, load(f.z + i * ldc + L * v, v));
       if (grad && f.bias_grad) bias_grad[v] = V::add(bias_grad[v], r);
       if (bias && f.bias) r = V::add(r, load(f.bias + L * v, v));
       store(ci + L * v, r, v);
