@@ -10,17 +10,44 @@
 #include <new>
 
 #include "backend/cpu_gemm.h"
+#include "backend/cpu_team.h"
 #include "common/error.h"
 
 namespace layerlab::backend {
 namespace {
 
-void column_sums(int rows, int cols, const float* src, float* dst) {
-  std::fill(dst, dst + cols, 0.f);
+// dst[c] = sum of src[r][c] over the rows in order, for c in [c0, c1).
+void column_sums(int rows, int ld, int64_t c0, int64_t c1, const float* src, float* dst) {
+  std::fill(dst + c0, dst + c1, 0.f);
   for (int r = 0; r < rows; ++r) {
-    const float* row = src + static_cast<int64_t>(r) * cols;
-    for (int c = 0; c < cols; ++c) dst[c] += row[c];
+    const float* row = src + static_cast<int64_t>(r) * ld;
+    for (int64_t c = c0; c < c1; ++c) dst[c] += row[c];
   }
+}
+
+// A block of C that one of the team's threads computes.
+struct Block {
+  int row0 = 0, rows = 0, col0 = 0, cols = 0;
+};
+
+// g restricted to block b of C (every member's).
+GemmArgs block_args(const GemmArgs& g, const Block& b) {
+  GemmArgs s = g;
+  s.m = b.rows;
+  s.n = b.cols;
+  s.a += g.trans_a ? b.row0 : static_cast<int64_t>(b.row0) * g.lda;
+  s.b += g.trans_b ? static_cast<int64_t>(b.col0) * g.ldb : b.col0;
+  s.c += static_cast<int64_t>(b.row0) * g.ldc + b.col0;
+  return s;
+}
+
+// Epilogue e (for C of leading dimension ldc) restricted to block b.
+cpu::GemmEpilogue block_epilogue(cpu::GemmEpilogue e, int ldc, const Block& b) {
+  if (e.bias) e.bias += b.col0;
+  if (e.y) e.y += static_cast<int64_t>(b.row0) * e.ldy + b.col0;
+  if (e.grad_z) e.grad_z += static_cast<int64_t>(b.row0) * ldc + b.col0;
+  if (e.bias_grad) e.bias_grad += b.col0;
+  return e;
 }
 
 class CpuBackend final : public Backend {
@@ -37,7 +64,12 @@ class CpuBackend final : public Backend {
   }
   void set_threads(int threads) override {
     threads_ = std::max(1, threads);
-    use_blas_threads(threads_);
+    // OpenBLAS computes on the calling thread only; the team splits the work (cpu_team.h).
+    openblas_set_num_threads(1);
+    if (threads_ == 1)
+      team_.reset();
+    else if (!team_ || team_->size() != threads_)
+      team_ = std::make_unique<cpu::Team>(threads_);
   }
   int threads() const override { return threads_; }
   void set_precision(Precision p) override {
@@ -78,47 +110,53 @@ class CpuBackend final : public Backend {
   void synchronize() override {}
 
   void gemm(const GemmArgs& g) override {
-    // Small products run faster on one thread than split across threads (measured in
-    // bench/engine_bench: 64-128 wide layers at batch 32 lose up to 20% on two threads).
-    if (use_small_gemm(g)) {
-      for (int p = 0; p < g.batch; ++p) small_gemm(g, p, {});
-      return;
-    }
-    const double flops = 2.0 * g.m * g.n * g.k;
-    use_blas_threads(flops < kMultithreadFlops ? 1 : threads_);
-    for (int p = 0; p < g.batch; ++p) {
-      cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
-                  g.trans_b ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, g.alpha,
-                  g.a + p * g.stride_a, g.lda, g.b + p * g.stride_b, g.ldb, g.beta,
-                  g.c + p * g.stride_c, g.ldc);
-    }
+    const Plan plan = plan_for(g, true);
+    on_blocks(g, plan, [&](const GemmArgs& s, const Block&) {
+      for (int p = 0; p < s.batch; ++p) {
+        if (plan.small) {
+          small_gemm(s, p, {});
+        } else {
+          cblas_sgemm(CblasRowMajor, s.trans_a ? CblasTrans : CblasNoTrans,
+                      s.trans_b ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, s.alpha,
+                      s.a + p * s.stride_a, s.lda, s.b + p * s.stride_b, s.ldb, s.beta,
+                      s.c + p * s.stride_c, s.ldc);
+        }
+      }
+    });
   }
 
   void gemm_bias_activation(const GemmArgs& g, Activation a, PackedVector bias, float* y) override {
-    if (!use_small_gemm(g)) return Backend::gemm_bias_activation(g, a, bias, y);
-    for (int p = 0; p < g.batch; ++p) {
-      cpu::GemmEpilogue e;
-      e.bias = bias.data ? bias.data + p * bias.stride : nullptr;
-      e.activation = a;
-      e.y = y + p * g.stride_c;
-      e.ldy = g.ldc;
-      small_gemm(g, p, e);
-    }
+    const Plan plan = plan_for(g, true);
+    if (!plan.small) return Backend::gemm_bias_activation(g, a, bias, y);
+    on_blocks(g, plan, [&](const GemmArgs& s, const Block& b) {
+      for (int p = 0; p < s.batch; ++p) {
+        cpu::GemmEpilogue e;
+        e.bias = bias.data ? bias.data + p * bias.stride : nullptr;
+        e.activation = a;
+        e.y = y + p * g.stride_c;
+        e.ldy = g.ldc;
+        small_gemm(s, p, block_epilogue(e, g.ldc, b));
+      }
+    });
   }
 
   void gemm_activation_backward(const GemmArgs& g, Activation a, const float* z, const float* y,
                                 PackedVector bias_grad) override {
     // Linear and relu in the kernels' registers; the others gained nothing from a pass over
-    // each tile (perf and farm-bench, docs/benchmarks.md), so they stay unfused.
-    if (!use_small_gemm(g) || (a != Activation::kLinear && a != Activation::kRelu))
+    // each tile (perf and farm-bench, docs/benchmarks.md), so they stay unfused. The bias
+    // gradient sums over rows, so the blocks split columns only.
+    const Plan plan = plan_for(g, !bias_grad.data);
+    if (!plan.small || (a != Activation::kLinear && a != Activation::kRelu))
       return Backend::gemm_activation_backward(g, a, z, y, bias_grad);
-    for (int p = 0; p < g.batch; ++p) {
-      cpu::GemmEpilogue e;
-      e.activation = a;
-      e.grad_z = z + p * g.stride_c;
-      e.bias_grad = bias_grad.data ? bias_grad.data + p * bias_grad.stride : nullptr;
-      small_gemm(g, p, e);
-    }
+    on_blocks(g, plan, [&](const GemmArgs& s, const Block& b) {
+      for (int p = 0; p < s.batch; ++p) {
+        cpu::GemmEpilogue e;
+        e.activation = a;
+        e.grad_z = z + p * g.stride_c;
+        e.bias_grad = bias_grad.data ? bias_grad.data + p * bias_grad.stride : nullptr;
+        small_gemm(s, p, block_epilogue(e, g.ldc, b));
+      }
+    });
   }
 
   void gather_rows(int pack, int rows, int cols, const float* src, const int32_t* idx,
@@ -134,17 +172,17 @@ class CpuBackend final : public Backend {
                                float* z, float* y) override {
     with_activation(a, [&](auto tag) {
       constexpr Activation A = decltype(tag)::value;
-      for (int p = 0; p < pack; ++p) {
-        const float* b = bias.data ? bias.data + p * bias.stride : nullptr;
-        for (int r = 0; r < rows; ++r) {
-          const int64_t off = (static_cast<int64_t>(p) * rows + r) * cols;
-          float* zr = z + off;
-          float* yr = y + off;
+      in_parallel(static_cast<int64_t>(pack) * rows, cols, [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          const int64_t p = row / rows;
+          const float* b = bias.data ? bias.data + p * bias.stride : nullptr;
+          float* zr = z + row * cols;
+          float* yr = y + row * cols;
           if (b)
             for (int c = 0; c < cols; ++c) zr[c] += b[c];
           for (int c = 0; c < cols; ++c) yr[c] = act::forward(A, zr[c]);
         }
-      }
+      });
     });
   }
 
@@ -157,18 +195,24 @@ class CpuBackend final : public Backend {
       // dz is often dy itself: without ivdep the compiler's overlap check sends that case
       // to a scalar loop with a branch per element (a fifth of a small network's step).
       // Each element is read before it is written, so the vector loop is right for it.
+      in_parallel(n, 1, [&](int64_t begin, int64_t end) {
 #if !defined(__clang__)  // gcc builds the release; clang (the sanitizer build) lacks ivdep
 #pragma GCC ivdep
 #endif
-      for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * act::derivative(A, z[i], y[i]);
+        for (int64_t i = begin; i < end; ++i) dz[i] = dy[i] * act::derivative(A, z[i], y[i]);
+      });
     });
     if (bias_grad.data) sum_rows(pack, rows, cols, dz, bias_grad);
   }
 
   void sum_rows(int pack, int rows, int cols, const float* src, PackedVector dst) override {
-    for (int p = 0; p < pack; ++p)
-      column_sums(rows, cols, src + static_cast<int64_t>(p) * rows * cols,
-                  dst.data + p * dst.stride);
+    // Split by columns: each column's sum keeps its order, so the bits do not depend on the
+    // thread count.
+    in_parallel(cols, static_cast<int64_t>(rows) * pack, [&](int64_t c0, int64_t c1) {
+      for (int p = 0; p < pack; ++p)
+        column_sums(rows, cols, c0, c1, src + static_cast<int64_t>(p) * rows * cols,
+                    dst.data + p * dst.stride);
+    });
   }
 
   void batchnorm_forward(int pack, int rows, int cols, const float* x, float* xhat, float* y,
@@ -257,10 +301,14 @@ class CpuBackend final : public Backend {
     if (n) std::memcpy(y, x, sizeof(float) * n);
   }
   void multiply(int64_t n, const float* x, float* y) override {
-    for (int64_t i = 0; i < n; ++i) y[i] *= x[i];
+    in_parallel(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] *= x[i];
+    });
   }
   void add(int64_t n, const float* x, float* y) override {
-    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+    in_parallel(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] += x[i];
+    });
   }
 
   void loss(Loss kind, int pack, int rows, int cols, const float* out, const float* targets,
@@ -308,15 +356,17 @@ class CpuBackend final : public Backend {
                       std::span<const StepHyper> hyper) override {
     with_rule(rule, [&](auto tag) {
       for (int p = 0; p < pack; ++p) {
-        const StepHyper h = hyper[p];  // a copy: the loop's stores cannot alias it
         float* w = params.data + p * params.stride;
         const float* g = grads.data + p * grads.stride;
         float* s1 = state1.data ? state1.data + p * state1.stride : nullptr;
         float* s2 = state2.data ? state2.data + p * state2.stride : nullptr;
-        float unused = 0.f;
-        for (int64_t i = 0; i < n; ++i)
-          optim::update<decltype(tag)::value>(w[i], g[i], s1 ? s1[i] : unused, s2 ? s2[i] : unused,
-                                              h);
+        in_parallel(n, 1, [&](int64_t begin, int64_t end) {
+          const StepHyper h = hyper[p];  // a local copy: the loop's stores cannot alias it
+          float unused = 0.f;
+          for (int64_t i = begin; i < end; ++i)
+            optim::update<decltype(tag)::value>(w[i], g[i], s1 ? s1[i] : unused,
+                                                s2 ? s2[i] : unused, h);
+        });
       }
     });
   }
@@ -338,12 +388,59 @@ class CpuBackend final : public Backend {
       inv_std[c] = 1.f / std::sqrt(inv_std[c] / static_cast<float>(rows) + eps);
   }
 
-  // The small-matrix kernels take a product when the CPU has them and they are faster for its
-  // shape (cpu_gemm.h) on the one thread a product of that size gets; otherwise OpenBLAS.
-  bool use_small_gemm(const GemmArgs& g) const {
-    const double flops = 2.0 * g.m * g.n * g.k;
-    return small_gemm_ != cpu::SmallGemm::kNone && (threads_ == 1 || flops < kMultithreadFlops) &&
-           cpu::use_small_gemm(g.m, g.n, g.k);
+  // How a product runs: in `parts` blocks of C, one per thread of the team, split by columns
+  // (or by rows, where allowed, when there are too few columns); each block on the
+  // small-matrix kernels when the CPU has them and they are faster for its shape
+  // (cpu_gemm.h), otherwise on single-threaded OpenBLAS.
+  struct Plan {
+    int parts = 1;
+    bool by_rows = false;
+    bool small = false;
+    Block block(const GemmArgs& g, int part) const {
+      if (by_rows) {
+        const auto r = cpu::split(g.m, parts, part, kLanes);
+        return {static_cast<int>(r.begin), static_cast<int>(r.end - r.begin), 0, g.n};
+      }
+      const auto c = cpu::split(g.n, parts, part, kLanes);
+      return {0, g.m, static_cast<int>(c.begin), static_cast<int>(c.end - c.begin)};
+    }
+  };
+  Plan plan_for(const GemmArgs& g, bool rows_allowed) const {
+    Plan plan;
+    // Small products run faster on one thread than split (bench/engine_bench: 64-128 wide
+    // layers at batch 32 lost up to 20% on two threads).
+    if (team_ && 2.0 * g.m * g.n * g.k >= kMultithreadFlops) {
+      if (g.n >= team_->size() * kLanes) {
+        plan.parts = team_->size();
+      } else if (rows_allowed && g.m >= team_->size() * kLanes) {
+        plan.parts = team_->size();
+        plan.by_rows = true;
+      }
+    }
+    const Block first = plan.block(g, 0);
+    plan.small =
+        small_gemm_ != cpu::SmallGemm::kNone && cpu::use_small_gemm(first.rows, first.cols, g.k);
+    return plan;
+  }
+  // fn(block's arguments, block) for each of the plan's blocks, on the team when it has more
+  // than one.
+  template <typename Fn>
+  void on_blocks(const GemmArgs& g, const Plan& plan, Fn fn) {
+    if (plan.parts == 1) return fn(g, plan.block(g, 0));
+    team_->run([&](int part) {
+      const Block b = plan.block(g, part);
+      if (b.rows > 0 && b.cols > 0) fn(block_args(g, b), b);
+    });
+  }
+  // fn(begin, end) over [0, n), on the team when the work (n items of `weight` floats each) is
+  // large enough to pay for waking it; ranges start on 16-float boundaries of the items.
+  template <typename Fn>
+  void in_parallel(int64_t n, int64_t weight, Fn fn) {
+    if (!team_ || n * weight < kParallelFloats) return fn(int64_t{0}, n);
+    team_->run([&](int part) {
+      const auto r = cpu::split(n, team_->size(), part, weight >= kLanes ? 1 : kLanes);
+      if (r.begin < r.end) fn(r.begin, r.end);
+    });
   }
   void small_gemm(const GemmArgs& g, int p, const cpu::GemmEpilogue& e) const {
     cpu::sgemm_small(small_gemm_, g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha,
@@ -351,19 +448,18 @@ class CpuBackend final : public Backend {
                      g.c + p * g.stride_c, g.ldc, e);
   }
 
-  void use_blas_threads(int n) {
-    if (n == blas_threads_) return;
-    openblas_set_num_threads(n);
-    blas_threads_ = n;
-  }
-
   static constexpr double kMultithreadFlops = 4.0e6;
+  // Element-wise work below this many floats stays on the caller: tens of microseconds,
+  // memory-bound, and a small network whose products stay on one thread ran 10% slower with
+  // its optimizer step split (its helper then spins beside the caller).
+  static constexpr int64_t kParallelFloats = int64_t{1} << 18;
+  static constexpr int kLanes = 16;  // floats per 64-byte cache line
   // The small-matrix kernels (cpu_gemm.h) this CPU runs, if any.
   const cpu::SmallGemm small_gemm_ = cpu::small_gemm_kernels();
   int threads_ = 1;
   int64_t in_use_ = 0;
   static constexpr size_t kHeader = 64;
-  int blas_threads_ = 0;  // what OpenBLAS was last told
+  std::unique_ptr<cpu::Team> team_;  // threads_ > 1 only
 };
 
 }  // namespace
