@@ -122,26 +122,33 @@ std::string suffix(const Shape& s) {
          std::to_string(s.threads);
 }
 
-void register_shape(const Shape& s) {
-  benchmark::RegisterBenchmark(("step" + suffix(s)).c_str(), BM_TrainStep, s)
-      ->MinTime(0.3)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark(("sgemm" + suffix(s)).c_str(), BM_SgemmSameShapes, s)
-      ->MinTime(0.3)
-      ->UseRealTime();
+std::vector<Shape> shapes() {
+  std::vector<Shape> all;
+  for (int threads : {1, 2}) {
+    for (int width : {64, 256, 1024})
+      for (int depth : {1, 4, 16})
+        for (int batch : {32, 128}) all.push_back({width, depth, batch, width, threads});
+    all.push_back({1024, 4, 256, 1024, threads});  // the SGEMM-ratio target shape
+    all.push_back({256, 2, 128, 784, threads});    // peers' S1
+    all.push_back({128, 8, 32, 64, threads});      // peers' S2
+  }
+  return all;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int threads : {1, 2}) {
-    for (int width : {64, 256, 1024})
-      for (int depth : {1, 4, 16})
-        for (int batch : {32, 128}) register_shape({width, depth, batch, width, threads});
-    register_shape({1024, 4, 256, 1024, threads});  // the SGEMM-ratio target shape
-    register_shape({256, 2, 128, 784, threads});    // peers' S1
-    register_shape({128, 8, 32, 64, threads});      // peers' S2
-  }
+  // Every training step first, then the SGEMM rows: a two-thread SGEMM row leaves OpenBLAS's
+  // second thread spinning for a while after it, which took a core from the next row when
+  // the two kinds alternated.
+  for (const Shape& s : shapes())
+    benchmark::RegisterBenchmark(("step" + suffix(s)).c_str(), BM_TrainStep, s)
+        ->MinTime(0.3)
+        ->UseRealTime();
+  for (const Shape& s : shapes())
+    benchmark::RegisterBenchmark(("sgemm" + suffix(s)).c_str(), BM_SgemmSameShapes, s)
+        ->MinTime(0.3)
+        ->UseRealTime();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
