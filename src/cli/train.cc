@@ -125,7 +125,9 @@ void add_train_command(CLI::App& app) {
   }
   cmd->add_flag("--json", flags->json_output, "Print the final result as JSON on stdout");
   cmd->add_flag("-q,--quiet", flags->quiet, "Do not print a line per epoch");
-  cmd->add_option("--threads", flags->threads, "BLAS threads")->check(CLI::Range(1, 256));
+  cmd->add_option("--threads", flags->threads,
+                  "CPU threads for the trial's products and element-wise work")
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--device", flags->device, "cpu or cuda[:N]");
   cmd->callback([flags] { run(*flags); });
 }

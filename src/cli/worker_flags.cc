@@ -9,7 +9,7 @@ void add_worker_flags(CLI::App& cmd, WorkerFlags& f) {
       ->capture_default_str();
   cmd.add_option("--broker", f.broker_url,
                  "broker URL (amqp://user:pass@host:port/vhost); default: the store is the queue");
-  cmd.add_option("--threads", f.threads, "BLAS threads per worker")
+  cmd.add_option("--threads", f.threads, "CPU threads for each trial the worker trains")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   // Parsed here, so a bad value stops the command before it does anything.

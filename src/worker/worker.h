@@ -29,7 +29,7 @@ struct WorkerOptions {
   // Up to this many trials of one shape (study::pack_key) train together in one batched
   // computation per slot; 1 trains trial by trial.
   int pack = 1;
-  int threads = 1;  // BLAS threads
+  int threads = 1;  // CPU threads per trial (the CPU backend's team)
   // With a broker: deliveries in hand at once (see AmqpQueueOptions::prefetch); 0: one per
   // slot and pack member, raised up to 32 per slot and member while trials take
   // milliseconds (AmqpQueueOptions::max_prefetch).
