@@ -96,9 +96,12 @@ class AmqpQueue final : public TrialQueue {
       Ahead ahead;
       {
         MutexLock lock(mu_);
-        cv_.wait_until(lock.native(), deadline, [&]() REQUIRES(mu_) {
-          return !started_.empty() || !inbox_.empty() || fatal_;
-        });
+        auto ready = [&]() REQUIRES(mu_) { return !started_.empty() || !inbox_.empty() || fatal_; };
+        for (auto now = std::chrono::steady_clock::now(); !ready() && now < deadline;
+             now = std::chrono::steady_clock::now()) {
+          if (options_.stop && *options_.stop) return std::nullopt;
+          cv_.wait_until(lock.native(), std::min(deadline, now + kStopCheck), ready);
+        }
         if (!started_.empty()) {
           Delivery d = std::move(started_.front());
           started_.pop_front();

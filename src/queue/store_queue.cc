@@ -19,6 +19,7 @@ class StoreQueue final : public TrialQueue {
       : store_(store),
         worker_id_(std::move(worker_id)),
         claim_{options.study_id, options.lease, options.max_attempts},
+        stop_(options.stop),
         poll_min_(options.poll_min),
         poll_max_(options.poll_max),
         min_prefetch_(options.min_prefetch),
@@ -99,9 +100,12 @@ class StoreQueue final : public TrialQueue {
       if (now >= deadline) return;
       // Poll with a growing, jittered interval so idle workers cost the database little.
       std::uniform_int_distribution<int64_t> jitter(delay.count() / 2, delay.count());
-      auto pause = std::min<std::chrono::steady_clock::duration>(
-          std::chrono::milliseconds(jitter(rng)), deadline - now);
-      std::this_thread::sleep_for(pause);
+      const auto wake = std::min(now + std::chrono::milliseconds(jitter(rng)), deadline);
+      while (std::chrono::steady_clock::now() < wake) {
+        if (stop_ && *stop_) return;
+        std::this_thread::sleep_until(
+            std::min(wake, std::chrono::steady_clock::now() + kStopCheck));
+      }
       delay = std::min(delay * 2, poll_max_);
     }
   }
@@ -109,6 +113,7 @@ class StoreQueue final : public TrialQueue {
   store::Store& store_;
   const std::string worker_id_;
   const store::ClaimOptions claim_;
+  const std::atomic<bool>* const stop_;
   const std::chrono::milliseconds poll_min_;
   const std::chrono::milliseconds poll_max_;
   const int min_prefetch_;

@@ -19,6 +19,7 @@
 // with several training slots shares one queue).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -76,7 +77,14 @@ class TrialQueue {
   virtual int64_t settle_dead_letters() = 0;
 };
 
+// How often a receive() that waits for work looks at the options' `stop` flag: a worker told
+// to stop (SIGTERM; `run` tells its workers when the study is complete) leaves that soon,
+// not when the wait it asked for runs out.
+inline constexpr std::chrono::milliseconds kStopCheck{20};
+
 struct StoreQueueOptions {
+  // When set, receive() returns (empty) within kStopCheck once *stop is true.
+  const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds lease{30'000};  // renewed every lease/3 by a LeaseKeeper thread
   std::chrono::milliseconds poll_min{5};    // first wait when nothing is queued...
   std::chrono::milliseconds poll_max{500};  // ...doubling (jittered) up to this
@@ -101,6 +109,8 @@ std::unique_ptr<TrialQueue> make_store_queue(store::Store& store, std::string wo
                                              const StoreQueueOptions& options = {});
 
 struct AmqpQueueOptions {
+  // When set, receive() returns (empty) within kStopCheck once *stop is true.
+  const std::atomic<bool>* stop = nullptr;
   // Deliveries in hand (unacked) at once. More than the worker's slots lets short trials
   // start together and their results commit together (one transaction each way), at the
   // price of trials held by a busy worker while another may idle at the end of a study.

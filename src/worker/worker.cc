@@ -52,12 +52,14 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   // The queue's own connection: claims, leases and deliveries do not wait behind reports.
   auto queue_store = store::open_store(options.store_url);
   queue::StoreQueueOptions sq;
+  sq.stop = &stop;  // a worker waiting for work leaves within kStopCheck of SIGTERM
   sq.lease = options.lease;
   sq.study_id = options.study_id;
   sq.max_attempts = options.max_attempts;
   sq.min_prefetch = options.pack;
   sq.max_prefetch = std::max(sq.max_prefetch, options.pack);
   queue::AmqpQueueOptions aq;
+  aq.stop = &stop;
   // By default one delivery per slot and pack member, raised while trials are short to
   // kShortTrialPrefetch: several batches of results in flight, so the broker sends the next
   // batch while one is committed, and it starts in the same transaction (TrialQueue::finish).

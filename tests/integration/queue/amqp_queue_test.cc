@@ -4,6 +4,7 @@
 // delivery limit and dead letters, and the errors a user can cause.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -372,6 +373,27 @@ TEST_F(AmqpQueueTest, AnUnreachableBrokerIsUnavailableAndReceiveJustWaits) {
   EXPECT_TRUE(
       throws_error([&] { q->publish(study_, add(1)); }, ErrorCode::kUnavailable, "127.0.0.1:1"));
   EXPECT_FALSE(q->receive(milliseconds(300)));  // reconnecting in the background
+}
+
+// A worker told to stop (SIGTERM) while it waits for work leaves at once, not when its wait
+// runs out; then, with work waiting, receive() still delivers it.
+TEST_F(AmqpQueueTest, ReceiveReturnsSoonAfterTheStopFlagIsSet) {
+  std::atomic<bool> stop{false};
+  AmqpQueueOptions o;
+  o.stop = &stop;
+  auto q = make_amqp_queue(*store_, "w", url_, o);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(q->receive(std::chrono::minutes(2)));
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1))
+      << "it waited for its work rather than for the stop flag";
+  stop = false;
+  q->publish(study_, add(1));
+  EXPECT_TRUE(q->receive(kWait));
 }
 
 TEST(AmqpQueueUrl, BadUrlsAreRejectedWithTheReason) {

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "../store/store_test_util.h"
@@ -79,6 +80,28 @@ TEST_F(StoreTest, StoreQueueReceivesATrialAddedWhileWaiting) {
   coordinator.join();
   ASSERT_TRUE(d);
   EXPECT_EQ(d->dataset, "wine");
+}
+
+// A worker told to stop (SIGTERM) while it polls for work leaves at once, not when its wait
+// runs out; with work waiting, receive() still claims it.
+TEST_F(StoreTest, StoreQueueReceiveReturnsSoonAfterTheStopFlagIsSet) {
+  int64_t study = study_with_trials("s", 0);
+  std::atomic<bool> stop{false};
+  StoreQueueOptions o = fast();
+  o.poll_max = milliseconds(60'000);  // without the flag, one pause could outlast the test
+  o.stop = &stop;
+  auto queue = make_store_queue(*store_, "w1", o);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(queue->receive(std::chrono::minutes(2)));
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1))
+      << "it waited for its work rather than for the stop flag";
+  store_->add_trials(study, {{0, "wine", {}}});
+  EXPECT_TRUE(queue->receive(milliseconds(0)));
 }
 
 TEST_F(StoreTest, StoreQueueStudyFilter) {
