@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <system_error>
+
+#include "common/error.h"
 
 namespace layerlab::backend::cpu {
 namespace {
@@ -36,16 +40,27 @@ bool spin_until(Ready ready, std::chrono::microseconds limit) {
 }  // namespace
 
 Team::Team(int size) {
-  for (int part = 1; part < std::max(1, size); ++part)
-    helpers_.emplace_back([this, part] { serve(part); });
+  try {
+    for (int part = 1; part < std::max(1, size); ++part)
+      helpers_.emplace_back([this, part] { serve(part); });
+  } catch (const std::system_error& e) {
+    stop_helpers();  // the ones started (a destructor does not run for a failed constructor)
+    throw failed_precondition("cannot start " + std::to_string(size) +
+                             " CPU threads for a trial: " + e.what());
+  }
 }
 
 Team::~Team() {
+  stop_helpers();
+}
+
+void Team::stop_helpers() {
   if (helpers_.empty()) return;
   stopping_ = true;
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   for (auto& t : helpers_) t.join();
+  helpers_.clear();
 }
 
 void Team::run(void* fn, Call call) {

@@ -23,7 +23,9 @@ namespace layerlab::backend::cpu {
 
 class Team {
  public:
-  explicit Team(int size);  // size - 1 helper threads
+  // size - 1 helper threads; kFailedPrecondition, naming the count, when the system refuses
+  // one (the ones started are stopped).
+  explicit Team(int size);
   ~Team();
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
@@ -41,6 +43,7 @@ class Team {
   using Call = void (*)(void* fn, int part);
   void run(void* fn, Call call);
   void serve(int part);
+  void stop_helpers();
 
   std::vector<std::thread> helpers_;
   void* fn_ = nullptr;  // the current task

@@ -6,14 +6,19 @@
 #include "backend/cpu_team.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "backend/cpu_backend.h"
+#include "common/error.h"
 #include "op_compare.h"
 
 namespace layerlab::backend {
@@ -66,6 +71,43 @@ TEST(CpuTeam, WakesSleepingHelpersForTheNextTask) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LAYERLAB_TEAM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAYERLAB_TEAM_TEST_ASAN 1
+#endif
+#endif
+
+// In a child process: starts a team of 64 under an address-space limit that leaves room for
+// about three thread stacks. 0: the error says what was asked for; 1: no error; 2: another.
+[[noreturn]] void start_team_without_room() {
+  long pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(getpagesize()) + (24 << 20);
+  const rlimit limit{room, room};
+  setrlimit(RLIMIT_AS, &limit);
+  try {
+    cpu::Team team(64);
+  } catch (const Error& e) {
+    const bool named = std::string(e.what()).find("cannot start 64 CPU threads") == 0;
+    std::_Exit(e.code() == ErrorCode::kFailedPrecondition && named ? 0 : 2);
+  }
+  std::_Exit(1);
+}
+
+// Threads the system refuses are an error that says what was asked for, and the helpers
+// already started are stopped, not left running (a thread still joinable when destroyed
+// would end the process).
+TEST(CpuTeam, ThreadsTheSystemRefusesAreAClearError) {
+#ifdef LAYERLAB_TEAM_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no limit can apply";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(start_team_without_room(), ::testing::ExitedWithCode(0), "");
+#endif
+}
+
 TEST(CpuTeam, SplitCoversTheRangeInAlignedPieces) {
   for (int64_t n : {0, 1, 15, 16, 17, 100, 1000, 100003}) {
     for (int parts : {1, 2, 3, 16}) {
@@ -101,45 +143,47 @@ class CpuTwoThreads : public ::testing::Test {
 
 // Large enough for the team (2^18 floats and more per member), odd sizes so the pieces are
 // uneven.
-constexpr int kPack = 2, kRows = 2051, kCols = 129;
-constexpr int64_t kSize = int64_t{kPack} * kRows * kCols;
+constexpr int kTeamPack = 2, kTeamRows = 2051, kTeamCols = 129;
+constexpr int64_t kTeamSize = int64_t{kTeamPack} * kTeamRows * kTeamCols;
 
 TEST_F(CpuTwoThreads, ElementWiseWorkGivesTheBitsOfOneThread) {
-  const Arrays in{{uniform(kSize, 1, -3.f, 3.f), uniform(kSize, 2), uniform(kSize, 3),
-                   uniform(kPack * kCols, 4), uniform(kSize, 5, 0.f, 1.f)},
+  const Arrays in{{uniform(kTeamSize, 1, -3.f, 3.f), uniform(kTeamSize, 2), uniform(kTeamSize, 3),
+                   uniform(kTeamPack * kTeamCols, 4), uniform(kTeamSize, 5, 0.f, 1.f)},
                   {},
                   {}};
   for (Activation act : {Activation::kRelu, Activation::kTanh, Activation::kGelu}) {
     SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act)));
     expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) {
-      b.bias_activation_forward(act, kPack, kRows, kCols, {a.f(3), kCols}, a.f(0), a.f(1));
+      b.bias_activation_forward(act, kTeamPack, kTeamRows, kTeamCols, {a.f(3), kTeamCols}, a.f(0),
+                                a.f(1));
     });
     expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) {
-      b.activation_backward(act, kPack, kRows, kCols, a.f(0), a.f(1), a.f(2), a.f(2),
-                            {a.f(3), kCols});
+      b.activation_backward(act, kTeamPack, kTeamRows, kTeamCols, a.f(0), a.f(1), a.f(2), a.f(2),
+                            {a.f(3), kTeamCols});
     });
   }
   expect_bits_of_one_thread(in, [](Backend& b, DeviceArrays& a) {
-    b.sum_rows(kPack, kRows, kCols, a.f(0), {a.f(3), kCols});
+    b.sum_rows(kTeamPack, kTeamRows, kTeamCols, a.f(0), {a.f(3), kTeamCols});
   });
   expect_bits_of_one_thread(in, [](Backend& b, DeviceArrays& a) {
-    b.multiply(kSize, a.f(0), a.f(1));
-    b.add(kSize, a.f(1), a.f(2));
+    b.multiply(kTeamSize, a.f(0), a.f(1));
+    b.add(kTeamSize, a.f(1), a.f(2));
   });
-  const int64_t n = kSize / kPack;
+  const int64_t n = kTeamSize / kTeamPack;
   for (UpdateRule rule : {UpdateRule::kMomentum, UpdateRule::kAdam}) {
     SCOPED_TRACE("rule " + std::to_string(static_cast<int>(rule)));
     expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) {
-      std::vector<StepHyper> hyper(kPack);
+      std::vector<StepHyper> hyper(kTeamPack);
       hyper[0].lr = 0.01f, hyper[1].lr = 0.02f;
       for (auto& h : hyper)
         h.momentum = 0.9f, h.bias_correction1 = 0.1f, h.bias_correction2 = 0.01f;
-      b.optimizer_step(rule, kPack, n, {a.f(0), n}, {a.f(1), n}, {a.f(2), n}, {a.f(4), n}, hyper);
+      b.optimizer_step(rule, kTeamPack, n, {a.f(0), n}, {a.f(1), n}, {a.f(2), n}, {a.f(4), n},
+                       hyper);
     });
   }
 }
 
-struct Product {
+struct TeamProduct {
   bool ta, tb;
   int m, n, k;
   std::string str() const {
@@ -148,7 +192,7 @@ struct Product {
   }
 };
 
-GemmArgs args(const Product& p, DeviceArrays& a) {
+GemmArgs team_args(const TeamProduct& p, DeviceArrays& a) {
   GemmArgs g;
   g.trans_a = p.ta, g.trans_b = p.tb;
   g.m = p.m, g.n = p.n, g.k = p.k;
@@ -156,15 +200,15 @@ GemmArgs args(const Product& p, DeviceArrays& a) {
   g.b = a.f(1), g.ldb = p.tb ? p.k : p.n, g.stride_b = int64_t{p.k} * p.n;
   g.c = a.f(2), g.ldc = p.n, g.stride_c = int64_t{p.m} * p.n;
   g.beta = 0.5f;
-  g.batch = kPack;
+  g.batch = kTeamPack;
   return g;
 }
 
-Arrays operands(const Product& p) {
-  const size_t mk = size_t{kPack} * p.m * p.k, kn = size_t{kPack} * p.k * p.n,
-               mn = size_t{kPack} * p.m * p.n;
+Arrays team_operands(const TeamProduct& p) {
+  const size_t mk = size_t{kTeamPack} * p.m * p.k, kn = size_t{kTeamPack} * p.k * p.n,
+               mn = size_t{kTeamPack} * p.m * p.n;
   return {{uniform(mk, 5), uniform(kn, 6), uniform(mn, 7), uniform(mn, 8, -2.f, 2.f),
-           uniform(mn, 9), uniform(kPack * p.n, 10)},
+           uniform(mn, 9), uniform(kTeamPack * p.n, 10)},
           {},
           {}};
 }
@@ -174,34 +218,34 @@ Arrays operands(const Product& p) {
 //  - 32 x 256 x 256 (a width-256 layer at batch 32): columns, small-matrix kernels both sides;
 //  - 1024 x 16 x 128 (too few columns to split): rows, small-matrix kernels both sides;
 //  - 256 x 512 x 512: columns, single-threaded OpenBLAS both sides.
-const std::vector<Product> kProducts = {
+const std::vector<TeamProduct> kTeamProducts = {
     {false, false, 32, 256, 256}, {true, false, 32, 256, 256},   {false, true, 32, 256, 256},
     {true, true, 32, 256, 256},   {false, false, 1024, 16, 128}, {true, false, 1024, 16, 128},
     {false, true, 256, 512, 512},
 };
 
 TEST_F(CpuTwoThreads, LargeProductsGiveTheBitsOfOneThread) {
-  for (const Product& p : kProducts) {
+  for (const TeamProduct& p : kTeamProducts) {
     SCOPED_TRACE(p.str());
-    const Arrays in = operands(p);
-    expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) { b.gemm(args(p, a)); });
+    const Arrays in = team_operands(p);
+    expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) { b.gemm(team_args(p, a)); });
   }
 }
 
 TEST_F(CpuTwoThreads, FusedEpiloguesOnBlocksGiveTheBitsOfOneThread) {
-  for (const Product& p : kProducts) {
-    const Arrays in = operands(p);
+  for (const TeamProduct& p : kTeamProducts) {
+    const Arrays in = team_operands(p);
     for (Activation act : {Activation::kRelu, Activation::kTanh, Activation::kGelu}) {
       SCOPED_TRACE(p.str() + ", activation " + std::to_string(static_cast<int>(act)));
       expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) {
-        b.gemm_bias_activation(args(p, a), act, {a.f(5), p.n}, a.f(4));
+        b.gemm_bias_activation(team_args(p, a), act, {a.f(5), p.n}, a.f(4));
       });
       // The backward epilogue's bias gradient sums over rows: columns only, or unsplit.
       expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) {
-        b.gemm_activation_backward(args(p, a), act, a.f(3), a.f(4), {a.f(5), p.n});
+        b.gemm_activation_backward(team_args(p, a), act, a.f(3), a.f(4), {a.f(5), p.n});
       });
       expect_bits_of_one_thread(in, [&](Backend& b, DeviceArrays& a) {
-        b.gemm_activation_backward(args(p, a), act, a.f(3), a.f(4), {});
+        b.gemm_activation_backward(team_args(p, a), act, a.f(3), a.f(4), {});
       });
     }
   }
