@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Merges engine_bench (Google Benchmark JSON) and torch_steps.py output into a markdown
 table: layerlab and PyTorch steps/s on the same networks, the ratio, and layerlab's GEMM
-throughput as a share of OpenBLAS SGEMM on the same matrix shapes.
+throughput as a share of OpenBLAS SGEMM on the same matrix shapes; then, where engine_bench
+ran packs of 16, their member steps/s against single trials'.
 
   /usr/bin/python3 bench/report_engine.py engine.json torch.json > table.md
 """
@@ -12,7 +13,7 @@ import sys
 def main():
     engine = json.load(open(sys.argv[1]))
     torch = {r["name"]: r for r in json.load(open(sys.argv[2]))["runs"]}
-    steps, sgemm = {}, {}
+    steps, sgemm, packs = {}, {}, {}
     for b in engine["benchmarks"]:
         kind, rest = b["name"].split("/", 1)
         name = rest.split("/min_time")[0]
@@ -20,6 +21,8 @@ def main():
             steps[name] = b
         elif kind == "sgemm":
             sgemm[name] = b
+        elif kind == "pack16":
+            packs[name] = b
     print("| network (width/depth/batch/inputs/threads) | layerlab steps/s | PyTorch steps/s "
           "| ratio | layerlab GEMM GFLOP/s | SGEMM same shapes GFLOP/s | share of SGEMM |")
     print("|---|---|---|---|---|---|---|")
@@ -33,6 +36,17 @@ def main():
         print("| %s | %.0f | %s | %s | %.1f | %.1f | %.0f%% |" % (
             name, ours, "%.0f" % peer["steps_per_second"] if peer else "-",
             "%.2fx" % ratio if peer else "-", g, s, 100 * g / s))
+    if not packs:
+        return
+    print()
+    print("| network, one thread | single trials, steps/s | packs of 16, member steps/s "
+          "| pack 16 / single | `--pack auto` (1 on the CPU) against the better |")
+    print("|---|---|---|---|---|")
+    for name, b in packs.items():
+        single = steps[name]["steps_per_second"]
+        packed = b["member_steps_per_second"]
+        print("| %s | %.0f | %.0f | %.2fx | %.2fx |" % (
+            name, single, packed, packed / single, min(1.0, single / packed)))
 
 
 if __name__ == "__main__":
