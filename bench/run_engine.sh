@@ -20,7 +20,7 @@ filter="."
 # then two at once. Where the virtual CPUs share a physical core (seen on 2-core VMs, on and
 # off), each copy runs at about half speed and no two-thread row can gain.
 one_row() {
-  ./build/release/bench/engine_bench --benchmark_filter='W256/D4/B32/I256/T1/' \
+  ./build/release/bench/engine_bench --benchmark_filter='^step/W256/D4/B32/I256/T1/' \
     --benchmark_format=json 2>/dev/null | /usr/bin/python3 -c \
     'import json,sys; print(round(json.load(sys.stdin)["benchmarks"][0]["steps_per_second"]))'
 }
