@@ -117,6 +117,46 @@ CREATE TABLE trial_weights (
 CREATE INDEX trial_weights_by_board ON trial_weights (study_id, dataset);
 )sql";
 
+// Claims that delete (docs/scaling.md, "Where writers still meet"): the queued trials in a
+// table of their own, kept by triggers on trials (so every path that queues or unqueues a
+// trial keeps it, whichever statement does it). A claim deletes its rows here
+// (FOR UPDATE SKIP LOCKED): a claimer whose snapshot still shows a row another claimer
+// took finds it deleted and skips it without a lock, so a claimer never locks a trials row
+// it does not take, and a worker's finish never waits on another worker's claim. The
+// trigger's own delete skips a row a claimer holds: that claimer re-checks the trial's
+// status and leaves it (a row left behind by a claimer that rolled back is dropped the
+// same way by the next claim).
+constexpr const char* kV7 = R"sql(
+CREATE TABLE queued_trials (
+  trial_id  BIGINT PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+  study_id  BIGINT NOT NULL,
+  cost      DOUBLE PRECISION NOT NULL,
+  number    BIGINT NOT NULL,
+  attempts  INTEGER NOT NULL
+);
+CREATE INDEX queued_trials_by_claim ON queued_trials (study_id, cost DESC, number);
+CREATE FUNCTION layerlab_queued_trials() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.status = 'queued' THEN
+    INSERT INTO queued_trials (trial_id, study_id, cost, number, attempts)
+    VALUES (NEW.id, NEW.study_id, NEW.cost, NEW.number, NEW.attempts)
+    ON CONFLICT (trial_id) DO UPDATE SET attempts = EXCLUDED.attempts;
+  ELSE
+    DELETE FROM queued_trials WHERE trial_id =
+      (SELECT trial_id FROM queued_trials WHERE trial_id = NEW.id FOR UPDATE SKIP LOCKED);
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER trials_queued_on_insert AFTER INSERT ON trials FOR EACH ROW
+  WHEN (NEW.status = 'queued') EXECUTE FUNCTION layerlab_queued_trials();
+CREATE TRIGGER trials_queued_on_update AFTER UPDATE OF status ON trials FOR EACH ROW
+  WHEN (OLD.status IS DISTINCT FROM NEW.status AND
+        (OLD.status = 'queued' OR NEW.status = 'queued'))
+  EXECUTE FUNCTION layerlab_queued_trials();
+INSERT INTO queued_trials (trial_id, study_id, cost, number, attempts)
+  SELECT id, study_id, cost, number, attempts FROM trials WHERE status = 'queued';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
@@ -124,6 +164,7 @@ constexpr Migration kMigrations[] = {
     {4, "worker pack size and memory in use", kV4},
     {5, "change log without a store-wide write lock", kV5},
     {6, "kept models: the weights of each dataset's best trials", kV6},
+    {7, "queued trials on their own (claims that delete; nothing on SQLite)", kV7},
 };
 
 constexpr const char* kVersionTable = R"sql(

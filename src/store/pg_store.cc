@@ -179,25 +179,28 @@ class PgStore final : public SqlStore<Db> {
     // trial that kills its worker cannot make trials claimed with it lose attempts again and
     // again. The statement also records the attempts and their change numbers, in the order
     // the claims are returned: the first, then the ones taken ahead by number.
-    // Claimers skip the rows another claimer holds (SKIP LOCKED) instead of queueing behind
-    // it; a row locked is re-checked, so a trial claimed meanwhile is never taken twice.
-    // One statement rather than one per part because such a re-checked row stays locked
-    // until the claim commits, and its owner's finish waits for that; the COMMIT goes in the
-    // statement's round trip (claim_batch), so the lock ends with the server's work.
-    static const std::string kQueued = "SELECT id, attempts FROM trials WHERE status = 'queued' ";
+    // Claims delete their rows from queued_trials (schema version 7), skipping the rows
+    // another claimer holds (SKIP LOCKED) instead of queueing behind it. A row another
+    // claimer has already deleted is skipped without a lock, so a claim locks only the
+    // trials it takes, and never the one another worker is finishing. The update re-checks
+    // that the trial is still queued (a trial cancelled meanwhile is left, its row dropped).
+    // The COMMIT goes in the statement's round trip (claim_batch).
+    static const std::string kQueued = "SELECT trial_id FROM queued_trials WHERE TRUE ";
     static const std::string kInStudy = "AND study_id = $5 ";
     auto statement = [](const std::string& where, const std::string& order) {
-      return "WITH head AS (" + kQueued + where + "ORDER BY " + order +
-             " LIMIT 1 FOR UPDATE SKIP LOCKED), "
-             "ahead AS (" +
+      return "WITH head AS (DELETE FROM queued_trials WHERE trial_id = (" + kQueued + where +
+             "ORDER BY " + order +
+             " LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING trial_id AS id, attempts), "
+             "ahead AS (DELETE FROM queued_trials WHERE trial_id IN (" +
              kQueued + where +
              "AND attempts = 0 AND EXISTS (SELECT 1 FROM head WHERE attempts = 0) "
-             "AND id NOT IN (SELECT id FROM head) ORDER BY " +
+             "AND trial_id NOT IN (SELECT id FROM head) ORDER BY " +
              order +
-             " LIMIT $4 - 1 FOR UPDATE SKIP LOCKED), "
+             " LIMIT $4 - 1 FOR UPDATE SKIP LOCKED) RETURNING trial_id AS id), "
              "c AS (UPDATE trials SET status = 'running', attempts = attempts + 1, "
              "worker_id = $1, lease_expires = $2, started_at = $3, finished_at = NULL "
              "WHERE id IN (SELECT id FROM head UNION ALL SELECT id FROM ahead) "
+             "AND status = 'queued' "
              "RETURNING id, attempts, study_id, number, dataset, params, "
              "id IN (SELECT id FROM head) AS first), "
              "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "

@@ -320,6 +320,61 @@ TEST_P(StoreTest, ConcurrentClaimersOnSeveralConnectionsNeverClaimATrialTwice) {
   for (const TrialRecord& t : store_->list_trials(study, {})) EXPECT_EQ(t.attempts, 1);
 }
 
+// PostgreSQL claims from queued_trials (schema version 7), which triggers on trials keep:
+// after every way a trial enters or leaves the queue, it holds exactly the queued trials.
+TEST_P(StoreTest, QueuedTrialsTableFollowsEveryWayInAndOutOfTheQueue) {
+  if (!postgres()) GTEST_SKIP() << "SQLite claims from trials itself";
+  const std::string db = testing::PostgresService::database_of(url());
+  auto sql = [&](const char* q) { return testing::PostgresService::instance().column(db, q); };
+  auto expect_mirror = [&](const char* step, size_t queued) {
+    const auto in_table = sql("SELECT trial_id FROM queued_trials ORDER BY trial_id");
+    EXPECT_EQ(in_table, sql("SELECT id FROM trials WHERE status = 'queued' ORDER BY id")) << step;
+    EXPECT_EQ(in_table.size(), queued) << step;
+  };
+  const int64_t study = study_with_trials("s", 4);
+  expect_mirror("added", 4);
+  const std::vector<Claim> two = store_->claim_batch("w", lease(kClaimLease), 2);
+  ASSERT_EQ(two.size(), 2u);
+  expect_mirror("two claimed", 2);
+  ASSERT_TRUE(store_->release_trial(two[0].trial_id, two[0].attempt));
+  expect_mirror("one released", 3);
+  clock_.advance(kClaimLease * 2);
+  ASSERT_EQ(store_->expire_leases(lease(kClaimLease)), 1);
+  expect_mirror("a lease expired", 4);
+  // The expired attempt reports before anyone claims the trial again: it leaves the queue.
+  ASSERT_TRUE(store_->finish_trial(two[1].trial_id, two[1].attempt, TrialStatus::kCompleted,
+                                   nullptr, 0.5, ""));
+  expect_mirror("a requeued trial finished late", 3);
+  store_->cancel_study(study);
+  expect_mirror("cancelled", 0);
+  EXPECT_FALSE(store_->claim_next("w", lease(kClaimLease)));
+}
+
+// A queued_trials row whose trial is no longer queued (left by a claim that rolled back while
+// another writer finished the trial) is dropped by the next claim, which does not take the
+// trial; the claim after it takes the queued one.
+TEST_P(StoreTest, AClaimDropsAQueueRowWhoseTrialIsNoLongerQueued) {
+  if (!postgres()) GTEST_SKIP() << "SQLite claims from trials itself";
+  const std::string db = testing::PostgresService::database_of(url());
+  study_with_trials("s", 2);
+  const std::optional<Claim> done = store_->claim_next("w", lease(kClaimLease));
+  ASSERT_TRUE(done);
+  ASSERT_TRUE(store_->finish_trial(done->trial_id, done->attempt, TrialStatus::kCompleted,
+                                   nullptr, 0.5, ""));
+  testing::PostgresService::instance().exec(
+      db, ("INSERT INTO queued_trials (trial_id, study_id, cost, number, attempts) "
+           "SELECT id, study_id, 1e9, number, 0 FROM trials WHERE id = " +
+           std::to_string(done->trial_id)));
+  EXPECT_FALSE(store_->claim_next("w", lease(kClaimLease)));
+  const TrialRecord t = store_->get_trial(done->trial_id);
+  EXPECT_EQ(t.status, TrialStatus::kCompleted);
+  EXPECT_EQ(t.attempts, 1);
+  const std::optional<Claim> next = store_->claim_next("w", lease(kClaimLease));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number, 1);
+  EXPECT_FALSE(store_->claim_next("w", lease(kClaimLease)));
+}
+
 TEST_P(StoreTest, FinishTrialsAppliesEachReportOnceAndIsAllOrNothing) {
   const int64_t study = study_with_trials("s", 4);
   const Claim a = *store_->claim_next("w", lease(kClaimLease));

@@ -121,6 +121,30 @@ TEST_P(SchemaTest, AVersion5StoreMigratesToKeptWeights) {
   EXPECT_EQ(store->find_weights(c->trial_id)->bytes, "weights");
 }
 
+// A store an older layerlab left at version 6 with trials still queued: after the migration
+// (on PostgreSQL, the queued trials get a table of their own) every one is claimed, most
+// expensive first, and none twice.
+TEST_P(SchemaTest, AVersion6StoreKeepsItsQueuedTrialsClaimable) {
+  const SchemaDialect& d = GetParam() == Backend::kSqlite ? sqlite::schema() : pg::schema();
+  run(d.version_table);
+  for (const Migration& m : d.steps) {
+    if (m.version > 6) break;
+    run(m.sql);
+    run(("INSERT INTO schema_version (version, description, applied_at) VALUES (" +
+         std::to_string(m.version) + ", 'old', 0)")
+            .c_str());
+  }
+  run("INSERT INTO studies (id, name, spec, status, created_at) "
+      "VALUES (1, 'old', '{}', 'running', 0)");
+  run("INSERT INTO trials (study_id, number, dataset, params, status, created_at, cost) VALUES "
+      "(1, 0, 'iris', '{}', 'queued', 0, 1), (1, 1, 'iris', '{}', 'completed', 0, 9), "
+      "(1, 2, 'iris', '{}', 'queued', 0, 5)");
+  auto store = open_store(url_);
+  std::vector<int64_t> claimed;
+  while (const std::optional<Claim> c = store->claim_next("w", {})) claimed.push_back(c->number);
+  EXPECT_EQ(claimed, (std::vector<int64_t>{2, 0}));
+}
+
 TEST_P(SchemaTest, ProcessesOpeningAtOnceMigrateOnce) {
   std::vector<std::thread> threads;
   std::atomic<int> errors{0};
