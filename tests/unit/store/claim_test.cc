@@ -359,8 +359,8 @@ TEST_P(StoreTest, AClaimDropsAQueueRowWhoseTrialIsNoLongerQueued) {
   study_with_trials("s", 2);
   const std::optional<Claim> done = store_->claim_next("w", lease(kClaimLease));
   ASSERT_TRUE(done);
-  ASSERT_TRUE(store_->finish_trial(done->trial_id, done->attempt, TrialStatus::kCompleted,
-                                   nullptr, 0.5, ""));
+  ASSERT_TRUE(store_->finish_trial(done->trial_id, done->attempt, TrialStatus::kCompleted, nullptr,
+                                   0.5, ""));
   testing::PostgresService::instance().exec(
       db, ("INSERT INTO queued_trials (trial_id, study_id, cost, number, attempts) "
            "SELECT id, study_id, 1e9, number, 0 FROM trials WHERE id = " +
