@@ -65,6 +65,18 @@ class SchemaTest : public ::testing::TestWithParam<Backend> {
       PostgresService::instance().exec(PostgresService::database_of(url_), sql);
     }
   }
+  // The schema as an older layerlab left it: the steps up to `version`, by hand.
+  void migrate_by_hand_to(int version) const {
+    const SchemaDialect& d = GetParam() == Backend::kSqlite ? sqlite::schema() : pg::schema();
+    run(d.version_table);
+    for (const Migration& m : d.steps) {
+      if (m.version > version) break;
+      run(m.sql);
+      run(("INSERT INTO schema_version (version, description, applied_at) VALUES (" +
+           std::to_string(m.version) + ", 'old', 0)")
+              .c_str());
+    }
+  }
   // The store's name for the database in messages.
   std::string label() const { return parse_store_url(url_).text; }
 
@@ -95,15 +107,7 @@ TEST_P(SchemaTest, MigratesAnEmptyDatabaseAndReopensWithoutChanges) {
 // A store an older layerlab left at version 5 (before kept weights) opens, migrates, keeps
 // what it had and keeps weights from then on.
 TEST_P(SchemaTest, AVersion5StoreMigratesToKeptWeights) {
-  const SchemaDialect& d = GetParam() == Backend::kSqlite ? sqlite::schema() : pg::schema();
-  run(d.version_table);
-  for (const Migration& m : d.steps) {
-    if (m.version > 5) break;
-    run(m.sql);
-    run(("INSERT INTO schema_version (version, description, applied_at) VALUES (" +
-         std::to_string(m.version) + ", 'old', 0)")
-            .c_str());
-  }
+  migrate_by_hand_to(5);
   run("INSERT INTO studies (name, spec, status, created_at) VALUES ('old', '{}', 'running', 0)");
   auto store = open_store(url_);
   EXPECT_EQ(rows("SELECT MAX(version) FROM schema_version"),
@@ -125,15 +129,7 @@ TEST_P(SchemaTest, AVersion5StoreMigratesToKeptWeights) {
 // (on PostgreSQL, the queued trials get a table of their own) every one is claimed, most
 // expensive first, and none twice.
 TEST_P(SchemaTest, AVersion6StoreKeepsItsQueuedTrialsClaimable) {
-  const SchemaDialect& d = GetParam() == Backend::kSqlite ? sqlite::schema() : pg::schema();
-  run(d.version_table);
-  for (const Migration& m : d.steps) {
-    if (m.version > 6) break;
-    run(m.sql);
-    run(("INSERT INTO schema_version (version, description, applied_at) VALUES (" +
-         std::to_string(m.version) + ", 'old', 0)")
-            .c_str());
-  }
+  migrate_by_hand_to(6);
   run("INSERT INTO studies (id, name, spec, status, created_at) "
       "VALUES (1, 'old', '{}', 'running', 0)");
   run("INSERT INTO trials (study_id, number, dataset, params, status, created_at, cost) VALUES "
