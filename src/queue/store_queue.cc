@@ -40,8 +40,8 @@ class StoreQueue final : public TrialQueue {
     // here: on a busy database a commit alone can take longer than a short trial, and
     // counting it would claim one trial at a time just when transactions are dearest.
     const auto in_finish = std::chrono::nanoseconds(finishing_ns_.exchange(0));
-    batch_ = start - last_return_ - in_finish < kShortTrial ? std::min(batch_ * 2, max_prefetch_)
-                                                            : min_prefetch_;
+    short_trials_ = start - last_return_ - in_finish < kShortTrial;
+    batch_ = short_trials_ ? std::min(batch_ * 2, max_prefetch_) : min_prefetch_;
     if (prefetched_.empty()) claim(start + wait);
     last_return_ = std::chrono::steady_clock::now();
     if (prefetched_.empty()) return std::nullopt;
@@ -60,9 +60,25 @@ class StoreQueue final : public TrialQueue {
     }
   }
 
+  // While trials are short, the results' transaction also tops the trials in hand up to a
+  // batch: one commit per batch instead of two. (Topping up, not waiting until none is in
+  // hand, brings results and claims into step when their batches start out of step.)
   std::vector<bool> finish(const std::vector<store::TrialFinish>& finishes) override {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<bool> applied = store_.finish_trials(finishes);
+    std::vector<bool> applied;
+    bool claimed = false;
+    {
+      MutexLock lock(mu_);
+      const int wanted = batch_ - static_cast<int>(prefetched_.size());
+      if (short_trials_ && wanted > 0 && !(stop_ && *stop_)) {
+        store::Store::FinishedAndClaimed done =
+            store_.finish_and_claim_trials(finishes, worker_id_, claim_, wanted);
+        take(std::move(done.claims));
+        applied = std::move(done.applied);
+        claimed = true;
+      }
+    }
+    if (!claimed) applied = store_.finish_trials(finishes);
     finishing_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::steady_clock::now() - start)
                          .count();
@@ -85,16 +101,21 @@ class StoreQueue final : public TrialQueue {
  private:
   static constexpr std::chrono::milliseconds kShortTrial{20};
 
+  // Claimed trials become deliveries in hand, their leases renewed until acked.
+  void take(std::vector<store::Claim> claims) REQUIRES(mu_) {
+    for (store::Claim& c : claims) {
+      keeper_.add(c.trial_id, c.attempt);
+      prefetched_.push_back(
+          Delivery{c.trial_id, c.attempt, c.study_id, c.number, c.dataset, std::move(c.params), 0});
+    }
+  }
+
   // Claims up to batch_ trials into prefetched_, polling until `deadline`.
   void claim(std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     auto delay = poll_min_;
     thread_local std::minstd_rand rng{std::random_device{}()};
     for (;;) {
-      for (store::Claim& c : store_.claim_batch(worker_id_, claim_, batch_)) {
-        keeper_.add(c.trial_id, c.attempt);
-        prefetched_.push_back(Delivery{c.trial_id, c.attempt, c.study_id, c.number, c.dataset,
-                                       std::move(c.params), 0});
-      }
+      take(store_.claim_batch(worker_id_, claim_, batch_));
       if (!prefetched_.empty()) return;
       auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return;
@@ -121,6 +142,7 @@ class StoreQueue final : public TrialQueue {
   Mutex mu_;
   std::deque<Delivery> prefetched_ GUARDED_BY(mu_);
   int batch_ GUARDED_BY(mu_) = 1;
+  bool short_trials_ GUARDED_BY(mu_) = false;  // the last receive() came under kShortTrial
   std::chrono::steady_clock::time_point last_return_ GUARDED_BY(mu_);  // of receive()
   std::atomic<int64_t> finishing_ns_{0};  // spent in finish() since receive() last ran
   LeaseKeeper keeper_;                    // last: its thread uses the members above and stops first

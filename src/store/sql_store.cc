@@ -347,17 +347,28 @@ std::optional<Claim> SqlStore<Db>::claim_next(const std::string& worker_id,
 template <typename Db>
 std::vector<Claim> SqlStore<Db>::claim_batch(const std::string& worker_id,
                                              const ClaimOptions& options, int max) {
+  return finish_and_claim_trials({}, worker_id, options, max).claims;
+}
+
+template <typename Db>
+Store::FinishedAndClaimed SqlStore<Db>::finish_and_claim_trials(
+    const std::vector<TrialFinish>& finishes, const std::string& worker_id,
+    const ClaimOptions& options, int max) {
+  const std::vector<Prepared> prepared = prepare_finishes(finishes);  // every check first
   check("claim_next", options);
   if (worker_id.empty()) throw invalid_argument(where("claim_next") + "empty worker id");
   if (max < 1) throw invalid_argument(where("claim_batch") + "max must be positive");
   MutexLock lock(mu_);
-  return write("claim_next", [&]() REQUIRES(mu_) {
+  return write(finishes.empty() ? "claim_next" : "finish_and_claim_trials", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
+    FinishedAndClaimed out;
+    out.applied = apply_finishes(finishes, prepared, now);
     expire(options, now);
     // The claim is the transaction's last statement (one, on PostgreSQL): its COMMIT goes
     // with it, so the rows it locks are free again as soon as the server has run both.
     db_.commit_with_next();
-    return claim_trials(worker_id, options, max, now);
+    out.claims = claim_trials(worker_id, options, max, now);
+    return out;
   });
 }
 

@@ -68,6 +68,9 @@ class SqlStore : public Store {
                                   const ClaimOptions& options) override;
   std::vector<Claim> claim_batch(const std::string& worker_id, const ClaimOptions& options,
                                  int max) override;
+  FinishedAndClaimed finish_and_claim_trials(const std::vector<TrialFinish>& finishes,
+                                             const std::string& worker_id,
+                                             const ClaimOptions& options, int max) override;
   int64_t expire_leases(const ClaimOptions& options) override;
   bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
                    std::chrono::milliseconds lease) override;

@@ -107,6 +107,16 @@ class Store {
   // worker on short trials pays one transaction for several claims. Empty when none.
   virtual std::vector<Claim> claim_batch(const std::string& worker_id, const ClaimOptions& options,
                                          int max) = 0;
+  // finish_trials(finishes), then claim_batch(worker_id, options, max), in one transaction:
+  // a worker on short trials commits its results and claims its next trials with one
+  // commit instead of two. Both apply or neither (an error rolls back both).
+  struct FinishedAndClaimed {
+    std::vector<bool> applied;  // as finish_trials returns
+    std::vector<Claim> claims;  // as claim_batch returns
+  };
+  virtual FinishedAndClaimed finish_and_claim_trials(const std::vector<TrialFinish>& finishes,
+                                                     const std::string& worker_id,
+                                                     const ClaimOptions& options, int max) = 0;
   // Running trials whose lease ran out (their worker died or hung) lose their attempt
   // (outcome "lost"); a trial with options.max_attempts lost attempts becomes failed with
   // the reason ("worker lost 3 times"), the others go back to queued (cancelled if their
@@ -243,7 +253,7 @@ class Store {
     // Times the connection waited for another's lock: SQLite's write lock; on PostgreSQL
     // only the store-wide steps (migrating, numbering changes), not row locks.
     uint64_t busy_waits = 0;
-    uint64_t retries = 0;  // whole transactions retried after the busy timeout
+    uint64_t retries = 0;        // whole transactions retried after the busy timeout
   };
   virtual Stats stats() const = 0;
 };

@@ -276,6 +276,42 @@ TEST_F(StoreTest, StoreQueuePrefetchesShortTrialsAndHandsThemBackOnClose) {
   EXPECT_EQ(store_->get_trial(c->trial_id).lost, 0);
 }
 
+// While trials are short, committing results also tops the trials in hand up to a batch:
+// once results and claims are in step, a batch costs one transaction, not two, and the
+// trials still come in order.
+TEST_F(StoreTest, StoreQueueClaimsTheNextBatchInTheResultsTransaction) {
+  const int64_t study = study_with_trials("s", 48);
+  StoreQueueOptions o = fast();
+  o.max_prefetch = 8;
+  auto queue = make_store_queue(*store_, "w1", o);
+  std::vector<int64_t> numbers;
+  std::vector<uint64_t> per_cycle;
+  for (int cycle = 0; cycle < 6; ++cycle) {
+    const auto before = store_->stats().transactions;
+    std::vector<Delivery> batch;
+    std::vector<store::TrialFinish> finishes;
+    for (int i = 0; i < 8; ++i) {
+      std::optional<Delivery> d = queue->receive(milliseconds(0));
+      ASSERT_TRUE(d);
+      numbers.push_back(d->number);
+      finishes.push_back(
+          {d->trial_id, d->attempt, store::TrialStatus::kCompleted, nullptr, 1.0, "", {}});
+      batch.push_back(std::move(*d));
+    }
+    EXPECT_EQ(queue->finish(finishes), std::vector<bool>(8, true));
+    for (const Delivery& d : batch) queue->ack(d);
+    per_cycle.push_back(store_->stats().transactions - before);
+  }
+  std::vector<int64_t> in_order(48);
+  for (int i = 0; i < 48; ++i) in_order[i] = i;
+  EXPECT_EQ(numbers, in_order);
+  // The first cycle warms up (claims of 1, 2 and 8, then a finish that tops up 5); from the
+  // second on, the finish carries the claim.
+  for (size_t c = 1; c < per_cycle.size(); ++c) EXPECT_EQ(per_cycle[c], 1u) << "cycle " << c;
+  EXPECT_EQ(store_->counts(study)[store::TrialStatus::kCompleted], 48);
+  queue->close();
+}
+
 TEST_F(StoreTest, ClaimBatchTakesTheLowestNumbersInOneTransaction) {
   int64_t study = study_with_trials("s", 5);
   const auto before = store_->stats().transactions;

@@ -375,6 +375,58 @@ TEST_P(StoreTest, AClaimDropsAQueueRowWhoseTrialIsNoLongerQueued) {
   EXPECT_FALSE(store_->claim_next("w", lease(kClaimLease)));
 }
 
+// A worker on short trials commits its results and claims its next trials in one
+// transaction; an error in either takes both back.
+TEST_P(StoreTest, FinishAndClaimCommitsResultsAndTheNextClaimsTogether) {
+  const int64_t study = study_with_trials("s", 6);
+  const std::vector<Claim> first = store_->claim_batch("w", lease(kClaimLease), 2);
+  ASSERT_EQ(first.size(), 2u);
+  const TrialFinish done{first[0].trial_id,
+                         first[0].attempt,
+                         TrialStatus::kCompleted,
+                         nullptr,
+                         0.5,
+                         "",
+                         {{1, 1.0, 1.0, 0.1, 0.1, nullptr}}};
+  const TrialFinish stale{
+      first[1].trial_id, first[1].attempt + 1, TrialStatus::kCompleted, nullptr, 0.5, "", {}};
+  const uint64_t transactions = store_->stats().transactions;
+  const Store::FinishedAndClaimed out =
+      store_->finish_and_claim_trials({done, stale}, "w", lease(kClaimLease), 2);
+  EXPECT_EQ(store_->stats().transactions, transactions + 1);
+  EXPECT_EQ(out.applied, (std::vector<bool>{true, false}));
+  ASSERT_EQ(out.claims.size(), 2u);
+  EXPECT_EQ(out.claims[0].number, 2);
+  EXPECT_EQ(out.claims[1].number, 3);
+  EXPECT_EQ(out.claims[0].attempt, 1);
+  EXPECT_EQ(store_->get_trial(first[0].trial_id).status, TrialStatus::kCompleted);
+  EXPECT_EQ(store_->list_epochs(first[0].trial_id).size(), 1u);
+  EXPECT_EQ(store_->get_trial(out.claims[1].trial_id).worker_id, "w");
+
+  // An unknown trial among the results: nothing is finished, nothing claimed.
+  const TrialFinish next{
+      out.claims[0].trial_id, out.claims[0].attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}};
+  const TrialFinish unknown{999'999, 1, TrialStatus::kCompleted, nullptr, 0.5, "", {}};
+  EXPECT_STORE_ERROR(store_->finish_and_claim_trials({next, unknown}, "w", lease(kClaimLease), 2),
+                     ErrorCode::kNotFound, "999999");
+  StudyCounts counts = store_->counts(study);
+  EXPECT_EQ(counts[TrialStatus::kCompleted], 1);
+  EXPECT_EQ(counts[TrialStatus::kQueued], 2);
+  // Bad arguments are refused before anything is written.
+  EXPECT_STORE_ERROR(store_->finish_and_claim_trials({next}, "", lease(kClaimLease), 2),
+                     ErrorCode::kInvalidArgument, "empty worker id");
+  EXPECT_STORE_ERROR(store_->finish_and_claim_trials({next}, "w", lease(kClaimLease), 0),
+                     ErrorCode::kInvalidArgument, "max must be positive");
+  const TrialFinish not_finished{
+      next.trial_id, next.attempt, TrialStatus::kRunning, nullptr, std::nullopt, "", {}};
+  EXPECT_STORE_ERROR(store_->finish_and_claim_trials({not_finished}, "w", lease(kClaimLease), 2),
+                     ErrorCode::kInvalidArgument, "not a finished status");
+  counts = store_->counts(study);
+  EXPECT_EQ(counts[TrialStatus::kCompleted], 1);
+  EXPECT_EQ(counts[TrialStatus::kQueued], 2);
+  EXPECT_EQ(counts[TrialStatus::kRunning], 3);
+}
+
 TEST_P(StoreTest, FinishTrialsAppliesEachReportOnceAndIsAllOrNothing) {
   const int64_t study = study_with_trials("s", 4);
   const Claim a = *store_->claim_next("w", lease(kClaimLease));
