@@ -426,6 +426,26 @@ void Db::exec_script(const std::string& sql) {
   run_simple(sql.c_str());
 }
 
+void Db::maintain(const char* step, const char* sql) {
+  if (in_transaction_)
+    throw internal_error(label_ + ": " + step + ": inside the transaction " + step_);
+  const auto start = std::chrono::steady_clock::now();
+  for (int attempt = 0;; ++attempt) {
+    step_ = step;
+    try {
+      if (!connected()) connect_within(options_.busy_timeout);
+      run_simple(sql);
+      maintenance_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    } catch (const PgError& e) {
+      if (!e.transient()) throw;
+      if (attempt >= options_.max_retries) give_up(e, attempt, start);
+      retries_.fetch_add(1, std::memory_order_relaxed);
+      pause(attempt);
+    }
+  }
+}
+
 Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   if (committed_) after_last_statement(sql);
   if (!connected()) fail_connection();
@@ -643,6 +663,15 @@ PgError Db::answer_lost() const {
                  "", false);
 }
 
+void Db::give_up(const PgError& last, int attempt, std::chrono::steady_clock::time_point start) {
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  throw PgError(last.code(),
+                std::string(last.what()) + " (gave up after " + std::to_string(attempt + 1) +
+                    " tries over " + std::to_string(waited.count()) + " ms)",
+                last.sqlstate(), true);
+}
+
 void Db::pause(int attempt) {
   // Full jitter on an exponential step: 20 ms, 40 ms, ... capped at 1 s.
   int64_t cap = std::min<int64_t>(1000, int64_t{20} << std::min(attempt, 6));
@@ -700,14 +729,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       rollback_quietly();
       if (in_doubt_xid_) in_doubt = std::exchange(in_doubt_xid_, std::nullopt);
       if (!e.transient()) throw;
-      if (attempt >= options_.max_retries) {
-        auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - start);
-        throw PgError(e.code(),
-                      std::string(e.what()) + " (gave up after " + std::to_string(attempt + 1) +
-                          " tries over " + std::to_string(waited.count()) + " ms)",
-                      e.sqlstate(), true);
-      }
+      if (attempt >= options_.max_retries) give_up(e, attempt, start);
       retries_.fetch_add(1, std::memory_order_relaxed);
       pause(attempt);
     } catch (...) {

@@ -211,12 +211,18 @@ class Db {
   // path of a trial. Returns whether it had to wait (counted in busy_waits).
   bool lock_exclusive(int64_t key);
 
+  // Runs a command that cannot run inside a transaction (VACUUM) outside any, as `step` in
+  // messages, retried as a transaction is (it must be safe to run twice). Counted in
+  // maintenance().
+  void maintain(const char* step, const char* sql);
+
   const std::string& label() const { return label_; }
 
   // Counters; safe to read from any thread.
   uint64_t transactions() const { return transactions_.load(std::memory_order_relaxed); }
   uint64_t busy_waits() const { return busy_waits_.load(std::memory_order_relaxed); }
   uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
+  uint64_t maintenance() const { return maintenance_.load(std::memory_order_relaxed); }
 
  private:
   template <typename F>
@@ -250,6 +256,9 @@ class Db {
   void rollback_quietly();
   [[noreturn]] void fail(pg_result* r, std::string_view what);
   [[noreturn]] void fail_connection();
+  // The error for a transient failure that outlasted the retries.
+  [[noreturn]] void give_up(const PgError& last, int attempt,
+                            std::chrono::steady_clock::time_point start);
   void pause(int attempt);
 
   pg_conn* conn_ = nullptr;
@@ -273,6 +282,7 @@ class Db {
   std::atomic<uint64_t> transactions_{0};
   std::atomic<uint64_t> busy_waits_{0};
   std::atomic<uint64_t> retries_{0};
+  std::atomic<uint64_t> maintenance_{0};
 };
 
 }  // namespace layerlab::store::pg

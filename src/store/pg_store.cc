@@ -51,6 +51,19 @@ constexpr const char* kLogChanges =
     "INSERT INTO trial_changes (trial_id) SELECT t FROM unnest($1::bigint[]) WITH ORDINALITY "
     "AS u(t, o) ORDER BY o";
 
+// Claims delete their rows from queued_trials, and a B-tree keeps the entries of deleted
+// rows until a VACUUM removes them: every claim walks the dead head of the queue first, so
+// claims grow dearer with every trial claimed since the last VACUUM (autovacuum looks once
+// a minute, and acts only past 20% of the table dead). A claim that logs the change whose
+// id (cluster-wide, one per trial claimed or finished) is a multiple of
+// kVacuumEveryChanges vacuums the table before this store's next claim: claims log about
+// half the changes, so that is about one VACUUM per kVacuumEveryChanges trials claimed,
+// however many workers claim them. SKIP_LOCKED: a VACUUM already running (another
+// worker's, or autovacuum) is enough. INDEX_CLEANUP ON: a dead head that is a small part of
+// a long queue is too small for VACUUM to clean the indexes unasked.
+constexpr int64_t kVacuumEveryChanges = 4096;
+constexpr const char* kVacuumQueue = "VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) queued_trials";
+
 // Numbering the change log (see the top of this file): one numbering at a time, under this
 // advisory lock; only when something is waiting for a number.
 constexpr int64_t kNumberingLock = 7809643637400461667;
@@ -206,8 +219,11 @@ class PgStore final : public SqlStore<Db> {
              "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
              "SELECT id, attempts, $1, $3 FROM c), "
              "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM c "
-             "ORDER BY first DESC, study_id, number) "
-             "SELECT id, attempts, study_id, number, dataset, params FROM c "
+             "ORDER BY first DESC, study_id, number RETURNING id) "
+             "SELECT id, attempts, study_id, number, dataset, params, "
+             "(SELECT bool_or(id % " +
+             std::to_string(kVacuumEveryChanges) +
+             " = 0) FROM l) FROM c "
              "ORDER BY first DESC, study_id, number";
     };
     static const std::string kAny = statement("", "study_id, cost DESC, number");
@@ -220,7 +236,20 @@ class PgStore final : public SqlStore<Db> {
     for (int i = 0; i < q.rows(); ++i)
       claims.push_back(Claim{q.i64(i, 0), q.i32(i, 1), q.i64(i, 2), q.i64(i, 3), q.text(i, 4),
                              parse(q.text(i, 5), "trials.params"), at(expires)});
+    vacuum_due_ = !q.empty() && q.boolean(0, 6);
     return claims;
+  }
+
+  void before_claims() override REQUIRES(mu_) {
+    if (!vacuum_due_) return;
+    vacuum_due_ = false;  // one try: a vacuum that keeps failing must not stop the claims
+    db_.maintain("vacuum queued_trials", kVacuumQueue);
+  }
+
+  Stats stats() const override NO_THREAD_SAFETY_ANALYSIS {
+    Stats s = SqlStore::stats();
+    s.queue_vacuums = db_.maintenance();
+    return s;
   }
 
   bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
@@ -440,6 +469,8 @@ class PgStore final : public SqlStore<Db> {
     std::replace(p.path.begin(), p.path.end(), '.', ',');
     return p;
   }
+
+  bool vacuum_due_ GUARDED_BY(mu_) = false;  // a claim passed a vacuum boundary
 };
 
 }  // namespace

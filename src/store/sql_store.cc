@@ -359,6 +359,7 @@ Store::FinishedAndClaimed SqlStore<Db>::finish_and_claim_trials(
   if (worker_id.empty()) throw invalid_argument(where("claim_next") + "empty worker id");
   if (max < 1) throw invalid_argument(where("claim_batch") + "max must be positive");
   MutexLock lock(mu_);
+  before_claims();
   return write(finishes.empty() ? "claim_next" : "finish_and_claim_trials", [&]() REQUIRES(mu_) {
     const int64_t now = now_ms();
     FinishedAndClaimed out;

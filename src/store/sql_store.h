@@ -168,6 +168,9 @@ class SqlStore : public Store {
   virtual ParamOrder param_order(const std::string& key, int path_at, const char* dir) const = 0;
   // Under mu_, before a follower reads the change log (its own transactions).
   virtual void number_changes() REQUIRES(mu_) {}
+  // Under mu_, before a transaction that claims trials (outside it): housekeeping for the
+  // claims; its errors are the call's, before anything of the call is written.
+  virtual void before_claims() REQUIRES(mu_) {}
 
   // ---- for the hooks
   // Inside a write transaction: the current attempt of a running trial is lost (its holder

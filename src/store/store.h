@@ -254,6 +254,7 @@ class Store {
     // only the store-wide steps (migrating, numbering changes), not row locks.
     uint64_t busy_waits = 0;
     uint64_t retries = 0;        // whole transactions retried after the busy timeout
+    uint64_t queue_vacuums = 0;  // PostgreSQL: VACUUMs of the claim queue (pg_store.cc)
   };
   virtual Stats stats() const = 0;
 };

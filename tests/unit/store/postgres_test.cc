@@ -312,6 +312,32 @@ TEST(Postgres, TheLastStatementCarriesTheCommit) {
   pg.drop_database(db);
 }
 
+// A maintenance command (VACUUM, which a transaction cannot run) runs outside any, is
+// retried over a lost connection as transactions are, and a real error names its step.
+TEST(Postgres, MaintenanceRunsOutsideATransactionAndOutlastsALostConnection) {
+  PostgresService& pg = PostgresService::instance();
+  const std::string db = pg.fresh_database();
+  {
+    pg::Db conn(pg.url_of(db), "test", {});
+    conn.write("setup", [&] { conn.exec_script("CREATE TABLE t (k int PRIMARY KEY)"); });
+    conn.maintain("vacuum t", "VACUUM t");
+    EXPECT_EQ(conn.maintenance(), 1u);
+    EXPECT_STORE_ERROR(conn.write("w", [&] { conn.maintain("vacuum t", "VACUUM t"); }),
+                       ErrorCode::kInternal, "vacuum t: inside the transaction w");
+    pg.exec(db,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    const uint64_t retries = conn.retries();
+    conn.maintain("vacuum t", "VACUUM t");
+    EXPECT_EQ(conn.maintenance(), 2u);
+    EXPECT_GE(conn.retries(), retries + 1) << "the lost connection went unnoticed";
+    EXPECT_STORE_ERROR(conn.maintain("vacuum u", "VACUUM u"), ErrorCode::kInternal,
+                       "test: vacuum u: VACUUM u: relation \"u\" does not exist");
+    EXPECT_EQ(conn.maintenance(), 2u);
+  }
+  pg.drop_database(db);
+}
+
 // The shared statements are written with SQLite's ?N; the connection sends them as $N, and
 // leaves a ? in quoted text or identifiers alone.
 TEST(Postgres, NumberedPlaceholdersBecomeDollarOnesOutsideQuotes) {
