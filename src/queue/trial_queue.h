@@ -57,8 +57,9 @@ class TrialQueue {
   virtual std::optional<Delivery> receive(std::chrono::milliseconds wait) = 0;
   // Commits results (Store::finish_trials); element i says whether finishes[i] applied.
   // The AMQP queue also starts, in the same transaction, the deliveries the broker sent
-  // ahead (Store::finish_and_start_trials): short trials cost one commit each way instead
-  // of two. Errors as receive(); nothing is written then.
+  // ahead (Store::finish_and_start_trials); the store queue, while trials are short, claims
+  // the next ones in it (Store::finish_and_claim_trials): short trials cost one commit per
+  // batch instead of two. Errors as receive(); nothing is written then.
   virtual std::vector<bool> finish(const std::vector<store::TrialFinish>& finishes) = 0;
   // Done with d; call after its result is committed.
   virtual void ack(const Delivery& d) = 0;
