@@ -277,11 +277,13 @@ TEST_F(StoreTest, StoreQueuePrefetchesShortTrialsAndHandsThemBackOnClose) {
 }
 
 // While trials are short, committing results also tops the trials in hand up to a batch:
-// once results and claims are in step, a batch costs one transaction, not two, and the
-// trials still come in order.
+// a batch costs one transaction, not two, and the trials still come in order. (Batches of
+// 8 from the start, so only "short" depends on the clock: a receive delayed past 20 ms by
+// the scheduler costs one transaction more, which the bound allows once.)
 TEST_F(StoreTest, StoreQueueClaimsTheNextBatchInTheResultsTransaction) {
   const int64_t study = study_with_trials("s", 48);
   StoreQueueOptions o = fast();
+  o.min_prefetch = 8;
   o.max_prefetch = 8;
   auto queue = make_store_queue(*store_, "w1", o);
   std::vector<int64_t> numbers;
@@ -305,9 +307,11 @@ TEST_F(StoreTest, StoreQueueClaimsTheNextBatchInTheResultsTransaction) {
   std::vector<int64_t> in_order(48);
   for (int i = 0; i < 48; ++i) in_order[i] = i;
   EXPECT_EQ(numbers, in_order);
-  // The first cycle warms up (claims of 1, 2 and 8, then a finish that tops up 5); from the
-  // second on, the finish carries the claim.
-  for (size_t c = 1; c < per_cycle.size(); ++c) EXPECT_EQ(per_cycle[c], 1u) << "cycle " << c;
+  // The first cycle claims, then commits its results with the next claim; from then on the
+  // results' transaction carries each claim: 5 for cycles 1-5 (10 with a claim of their own).
+  uint64_t after_first = 0;
+  for (size_t c = 1; c < per_cycle.size(); ++c) after_first += per_cycle[c];
+  EXPECT_LE(after_first, 6u) << "results and claims in separate transactions";
   EXPECT_EQ(store_->counts(study)[store::TrialStatus::kCompleted], 48);
   queue->close();
 }
