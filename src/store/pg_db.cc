@@ -439,9 +439,7 @@ void Db::maintain(const char* step, const char* sql) {
       return;
     } catch (const PgError& e) {
       if (!e.transient()) throw;
-      if (attempt >= options_.max_retries) give_up(e, attempt, start);
-      retries_.fetch_add(1, std::memory_order_relaxed);
-      pause(attempt);
+      before_retry(e, attempt, start);
     }
   }
 }
@@ -663,13 +661,18 @@ PgError Db::answer_lost() const {
                  "", false);
 }
 
-void Db::give_up(const PgError& last, int attempt, std::chrono::steady_clock::time_point start) {
-  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - start);
-  throw PgError(last.code(),
-                std::string(last.what()) + " (gave up after " + std::to_string(attempt + 1) +
-                    " tries over " + std::to_string(waited.count()) + " ms)",
-                last.sqlstate(), true);
+void Db::before_retry(const PgError& last, int attempt,
+                      std::chrono::steady_clock::time_point start) {
+  if (attempt >= options_.max_retries) {
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    throw PgError(last.code(),
+                  std::string(last.what()) + " (gave up after " + std::to_string(attempt + 1) +
+                      " tries over " + std::to_string(waited.count()) + " ms)",
+                  last.sqlstate(), true);
+  }
+  retries_.fetch_add(1, std::memory_order_relaxed);
+  pause(attempt);
 }
 
 void Db::pause(int attempt) {
@@ -729,9 +732,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       rollback_quietly();
       if (in_doubt_xid_) in_doubt = std::exchange(in_doubt_xid_, std::nullopt);
       if (!e.transient()) throw;
-      if (attempt >= options_.max_retries) give_up(e, attempt, start);
-      retries_.fetch_add(1, std::memory_order_relaxed);
-      pause(attempt);
+      before_retry(e, attempt, start);
     } catch (...) {
       rollback_quietly();
       throw;

@@ -256,9 +256,9 @@ class Db {
   void rollback_quietly();
   [[noreturn]] void fail(pg_result* r, std::string_view what);
   [[noreturn]] void fail_connection();
-  // The error for a transient failure that outlasted the retries.
-  [[noreturn]] void give_up(const PgError& last, int attempt,
-                            std::chrono::steady_clock::time_point start);
+  // After try `attempt` (from 0, the first at `start`) failed transiently: counts the retry
+  // and pauses, or past max_retries throws `last` with how long it was tried.
+  void before_retry(const PgError& last, int attempt, std::chrono::steady_clock::time_point start);
   void pause(int attempt);
 
   pg_conn* conn_ = nullptr;
