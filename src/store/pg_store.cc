@@ -188,34 +188,37 @@ class PgStore final : public SqlStore<Db> {
   std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
                                   int max, int64_t now) override REQUIRES(mu_) {
     // One statement: the queued trial first in (study, highest cost, number); then, only if
-    // that one is fresh, up to max - 1 more fresh ones. A retried trial comes alone, so a
-    // trial that kills its worker cannot make trials claimed with it lose attempts again and
-    // again. The statement also records the attempts and their change numbers, in the order
+    // that one is fresh, the fresh ones among the next max - 1. A retried trial comes alone,
+    // so a trial that kills its worker cannot make trials claimed with it lose attempts again
+    // and again. The statement also records the attempts and their change numbers, in the order
     // the claims are returned: the first, then the ones taken ahead by number.
     // Claims delete their rows from queued_trials (schema version 7), skipping the rows
     // another claimer holds (SKIP LOCKED) instead of queueing behind it. A row another
     // claimer has already deleted is skipped without a lock, so a claim locks only the
     // trials it takes, and never the one another worker is finishing. The update re-checks
     // that the trial is still queued (a trial cancelled meanwhile is left, its row dropped).
+    // The index is walked from its head once per claim (it was twice: the first trial, then
+    // the ones ahead): the entries of the rows earlier claims deleted stay there until a
+    // VACUUM, several hundred per claim, more with more claimers. The candidates not taken
+    // (fresh ones behind a retried first) stay queued, locked until this claim commits.
     // The COMMIT goes in the statement's round trip (claim_batch).
-    static const std::string kQueued = "SELECT trial_id FROM queued_trials WHERE TRUE ";
     static const std::string kInStudy = "AND study_id = $5 ";
     auto statement = [](const std::string& where, const std::string& order) {
-      return "WITH head AS (DELETE FROM queued_trials WHERE trial_id = (" + kQueued + where +
-             "ORDER BY " + order +
-             " LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING trial_id AS id, attempts), "
-             "ahead AS (DELETE FROM queued_trials WHERE trial_id IN (" +
-             kQueued + where +
-             "AND attempts = 0 AND EXISTS (SELECT 1 FROM head WHERE attempts = 0) "
-             "AND trial_id NOT IN (SELECT id FROM head) ORDER BY " +
+      return "WITH cand AS (SELECT trial_id, attempts, study_id, cost, number "
+             "FROM queued_trials WHERE TRUE " +
+             where + "ORDER BY " + order +
+             " LIMIT $4 FOR UPDATE SKIP LOCKED), "
+             "head AS (SELECT trial_id, attempts FROM cand ORDER BY " +
              order +
-             " LIMIT $4 - 1 FOR UPDATE SKIP LOCKED) RETURNING trial_id AS id), "
+             " LIMIT 1), "
+             "taken AS (DELETE FROM queued_trials WHERE trial_id IN (SELECT trial_id FROM cand "
+             "WHERE trial_id = (SELECT trial_id FROM head) OR "
+             "(attempts = 0 AND (SELECT attempts FROM head) = 0)) RETURNING trial_id AS id), "
              "c AS (UPDATE trials SET status = 'running', attempts = attempts + 1, "
              "worker_id = $1, lease_expires = $2, started_at = $3, finished_at = NULL "
-             "WHERE id IN (SELECT id FROM head UNION ALL SELECT id FROM ahead) "
-             "AND status = 'queued' "
+             "WHERE id IN (SELECT id FROM taken) AND status = 'queued' "
              "RETURNING id, attempts, study_id, number, dataset, params, "
-             "id IN (SELECT id FROM head) AS first), "
+             "id = (SELECT trial_id FROM head) AS first), "
              "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
              "SELECT id, attempts, $1, $3 FROM c), "
              "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM c "

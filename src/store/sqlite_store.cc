@@ -69,20 +69,21 @@ class SqliteStore final : public SqlStore<Db> {
   std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
                                   int max, int64_t now) override REQUIRES(mu_) {
     // The queued trial first in (study, highest cost, number); then, only if that one is
-    // fresh, more fresh ones. A retried trial comes alone, so a trial that kills its worker
+    // fresh, the fresh ones among the next max - 1 in that order (as PostgreSQL's one walk
+    // of its queue takes them). A retried trial comes alone, so a trial that kills its worker
     // cannot make trials claimed with it lose attempts again and again.
     static const std::string kClaim =
         "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
         "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN ";
     static const std::string kAny =
         kClaim +
-        "(SELECT id FROM trials WHERE status = 'queued' AND (?5 = 0 OR attempts = 0) "
-        "ORDER BY study_id, cost DESC, number LIMIT ?4) "
+        "(SELECT id FROM (SELECT id, attempts FROM trials WHERE status = 'queued' "
+        "ORDER BY study_id, cost DESC, number LIMIT ?4) WHERE ?5 = 0 OR attempts = 0) "
         "RETURNING id, attempts, study_id, number, dataset, params";
     static const std::string kInStudy =
         kClaim +
-        "(SELECT id FROM trials WHERE status = 'queued' AND study_id = ?6 AND "
-        "(?5 = 0 OR attempts = 0) ORDER BY cost DESC, number LIMIT ?4) "
+        "(SELECT id FROM (SELECT id, attempts FROM trials WHERE status = 'queued' AND "
+        "study_id = ?6 ORDER BY cost DESC, number LIMIT ?4) WHERE ?5 = 0 OR attempts = 0) "
         "RETURNING id, attempts, study_id, number, dataset, params";
     const int64_t expires = now + options.lease.count();
     std::vector<Claim> claims;

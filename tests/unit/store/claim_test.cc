@@ -253,9 +253,9 @@ TEST_P(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
   EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 0}));  // ties by number
 }
 
-// A batch claim: the first queued trial, then (only when that one is fresh) fresh ones by
-// number. A retried trial is never taken ahead and comes alone, so a trial that kills its
-// worker cannot cost the trials claimed with it attempts.
+// A batch claim: the first queued trial, then (only when that one is fresh) the fresh ones
+// among the next max - 1 in queue order. A retried trial is never taken ahead and comes
+// alone, so a trial that kills its worker cannot cost the trials claimed with it attempts.
 TEST_P(StoreTest, ABatchClaimTakesFreshTrialsAheadAndARetriedOneAlone) {
   const int64_t study = store_->create_study("batch", nlohmann::json::object());
   store_->add_trials(
@@ -272,7 +272,8 @@ TEST_P(StoreTest, ABatchClaimTakesFreshTrialsAheadAndARetriedOneAlone) {
     return out;
   };
   using Claimed = std::vector<std::pair<int64_t, int>>;
-  EXPECT_EQ(batch(2), (Claimed{{4, 1}, {1, 1}}));
+  // The fresh head, then the fresh ones among the next in order: the retried one is left.
+  EXPECT_EQ(batch(3), (Claimed{{4, 1}, {1, 1}}));
   EXPECT_EQ(batch(10), (Claimed{{0, 2}}));  // the retried head, alone
   EXPECT_EQ(batch(10), (Claimed{{2, 1}, {3, 1}}));
   EXPECT_TRUE(batch(10).empty());
