@@ -159,6 +159,17 @@ INSERT INTO queued_trials (trial_id, study_id, cost, number, attempts)
   SELECT id, study_id, cost, number, attempts FROM trials WHERE status = 'queued';
 )sql";
 
+// A trial that starts leaves the queue by the statement that starts it (a claim deletes the
+// rows it takes; a delivery's start deletes its trials' rows): the trigger stays out of
+// every start, where it cost a PL/pgSQL call and a probe for a row already gone.
+constexpr const char* kV8 = R"sql(
+DROP TRIGGER trials_queued_on_update ON trials;
+CREATE TRIGGER trials_queued_on_update AFTER UPDATE OF status ON trials FOR EACH ROW
+  WHEN (OLD.status IS DISTINCT FROM NEW.status AND
+        (NEW.status = 'queued' OR (OLD.status = 'queued' AND NEW.status <> 'running')))
+  EXECUTE FUNCTION layerlab_queued_trials();
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
     {2, "trial cost: claim the longest trials first", kV2},
@@ -167,6 +178,7 @@ constexpr Migration kMigrations[] = {
     {5, "change log without a store-wide write lock", kV5},
     {6, "kept models: the weights of each dataset's best trials", kV6},
     {7, "queued trials on their own (claims that delete; nothing on SQLite)", kV7},
+    {8, "starts leave the queue themselves, without the trigger (nothing on SQLite)", kV8},
 };
 
 constexpr const char* kVersionTable = R"sql(

@@ -341,7 +341,8 @@ class PgStore final : public SqlStore<Db> {
                    int64_t expires, int max_attempts, std::vector<Start>& out,
                    size_t first) override REQUIRES(mu_) {
     // t: the rows, locked; x: redelivered ones out of attempts ($5 > 0), failed; s: the rest,
-    // started.
+    // started; q: the queued ones' rows in queued_trials, deleted (schema version 8), but not
+    // one a store-queue claimer holds (it re-checks the trial's status and drops it).
     static const std::string kStart =
         "WITH t AS (SELECT id, status, attempts, lost + CASE WHEN status = 'running' THEN 1 "
         "ELSE 0 END AS lost FROM trials WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE), "
@@ -358,6 +359,8 @@ class PgStore final : public SqlStore<Db> {
         "NOT (t.status = 'running' AND $5 > 0 AND t.lost >= $5) "
         "RETURNING trials.id, trials.attempts, trials.study_id, trials.number, trials.dataset, "
         "trials.params), "
+        "q AS (DELETE FROM queued_trials WHERE trial_id IN (SELECT trial_id FROM queued_trials "
+        "WHERE trial_id IN (SELECT id FROM t WHERE status = 'queued') FOR UPDATE SKIP LOCKED)), "
         "a AS (INSERT INTO attempts (trial_id, attempt, worker_id, started_at) "
         "SELECT id, attempts, $2, $4 FROM s), "
         "l AS (INSERT INTO trial_changes (trial_id) SELECT id FROM (SELECT id FROM s UNION ALL "

@@ -114,9 +114,9 @@ CREATE INDEX trial_weights_by_board ON trial_weights (study_id, dataset);
 )sql";
 
 // PostgreSQL's version 7 keeps the queued trials in a table of their own so that concurrent
-// claimers never lock a trial they do not take; SQLite has one writer at a time, which
-// claims from trials directly.
-constexpr const char* kV7 = "-- nothing on SQLite";
+// claimers never lock a trial they do not take, and version 8 narrows the trigger that keeps
+// it; SQLite has one writer at a time, which claims from trials directly.
+constexpr const char* kNothing = "-- nothing on SQLite";
 
 constexpr Migration kMigrations[] = {
     {1, "studies, trials, attempts, epochs, workers", kV1},
@@ -125,7 +125,8 @@ constexpr Migration kMigrations[] = {
     {4, "worker pack size and memory in use", kV4},
     {5, "change log without a store-wide write lock", kV5},
     {6, "kept models: the weights of each dataset's best trials", kV6},
-    {7, "queued trials on their own (claims that delete; nothing on SQLite)", kV7},
+    {7, "queued trials on their own (claims that delete; nothing on SQLite)", kNothing},
+    {8, "starts leave the queue themselves, without the trigger (nothing on SQLite)", kNothing},
 };
 
 constexpr const char* kVersionTable = R"sql(

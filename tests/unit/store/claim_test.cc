@@ -332,8 +332,12 @@ TEST_P(StoreTest, QueuedTrialsTableFollowsEveryWayInAndOutOfTheQueue) {
     EXPECT_EQ(in_table, sql("SELECT id FROM trials WHERE status = 'queued' ORDER BY id")) << step;
     EXPECT_EQ(in_table.size(), queued) << step;
   };
-  const int64_t study = study_with_trials("s", 4);
-  expect_mirror("added", 4);
+  const int64_t study = study_with_trials("s", 5);
+  expect_mirror("added", 5);
+  const std::vector<Store::Start> delivered =
+      store_->start_trials({sql("SELECT max(id) FROM trials").at(0)}, "w", kClaimLease * 10);
+  ASSERT_TRUE(delivered.at(0).claim);
+  expect_mirror("one started by a delivery", 4);
   const std::vector<Claim> two = store_->claim_batch("w", lease(kClaimLease), 2);
   ASSERT_EQ(two.size(), 2u);
   expect_mirror("two claimed", 2);
