@@ -103,8 +103,10 @@ class Store {
   // nothing is queued.
   virtual std::optional<Claim> claim_next(const std::string& worker_id,
                                           const ClaimOptions& options) = 0;
-  // As claim_next, for up to `max` trials in one transaction (lowest numbers first), so a
-  // worker on short trials pays one transaction for several claims. Empty when none.
+  // As claim_next, for up to `max` trials in one transaction, so a worker on short trials
+  // pays one transaction for several claims: the trial claim_next would take first, then,
+  // only if it is fresh (never started), the fresh ones among the next max - 1 in queue
+  // order, returned by number. A retried trial comes alone. Empty when none.
   virtual std::vector<Claim> claim_batch(const std::string& worker_id, const ClaimOptions& options,
                                          int max) = 0;
   // finish_trials(finishes), then claim_batch(worker_id, options, max), in one transaction:
