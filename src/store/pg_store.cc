@@ -200,7 +200,8 @@ class PgStore final : public SqlStore<Db> {
     // The index is walked from its head once per claim (it was twice: the first trial, then
     // the ones ahead): the entries of the rows earlier claims deleted stay there until a
     // VACUUM, several hundred per claim, more with more claimers. The candidates not taken
-    // (fresh ones behind a retried first) stay queued, locked until this claim commits.
+    // (those behind a retried first; the retried ones behind a fresh first) stay queued,
+    // locked until this claim commits.
     // The COMMIT goes in the statement's round trip (claim_batch).
     static const std::string kInStudy = "AND study_id = $5 ";
     auto statement = [](const std::string& where, const std::string& order) {
