@@ -36,9 +36,4 @@ store::StudyRecord resolve_study(store::Store& store, const std::string& ref) {
   throw not_found(unknown_study_message(ref, names));
 }
 
-store::StudyRecord resolve_study(const std::string& store_url, const std::string& ref) {
-  auto store = store::open_store(store_url);
-  return resolve_study(*store, ref);
-}
-
 }  // namespace layerlab::cli

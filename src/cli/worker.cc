@@ -37,14 +37,16 @@ void add_worker_command(CLI::App& app) {
     o.slots = opts->slots;
     o.prefetch = opts->prefetch;
     o.exit_when_done = opts->exit_when_done;
-    if (!study->empty()) o.study_id = resolve_study(o.store_url, *study).id;
+    // The queue's connection, which resolves --study first.
+    auto queue_store = store::open_store(o.store_url);
+    if (!study->empty()) o.study_id = resolve_study(*queue_store, *study).id;
     if (o.exit_when_done && o.study_id == 0)
       throw invalid_argument("--exit-when-done needs --study");
     if (!*quiet)
       std::cerr << "worker: device " << o.device << ", " << o.slots
                 << (o.slots == 1 ? " slot, " : " slots, ")
                 << worker::describe(resolved_pack(*flags)) << std::endl;
-    const worker::WorkerSummary s = worker::run_worker(o, stop);
+    const worker::WorkerSummary s = worker::run_worker(o, stop, *queue_store);
     if (!*quiet)
       std::cerr << "worker: " << s.trials << " trials reported, " << s.handed_back
                 << " handed back, " << s.lost << " lost, " << s.late

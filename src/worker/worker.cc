@@ -45,12 +45,13 @@ WorkerSummary run_slot(const WorkerOptions& options, const std::atomic<bool>& st
 
 }  // namespace
 
-WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop) {
+WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop,
+                         store::Store& queue_store) {
   if (options.slots < 1) throw invalid_argument("worker: slots must be >= 1");
   if (options.pack < 1) throw invalid_argument("worker: pack must be >= 1");
   const std::string id = make_worker_id();
-  // The queue's own connection: claims, leases and deliveries do not wait behind reports.
-  auto queue_store = store::open_store(options.store_url);
+  // The queue has a connection of its own: claims, leases and deliveries do not wait behind
+  // reports.
   queue::StoreQueueOptions sq;
   sq.stop = &stop;  // a worker waiting for work leaves within kStopCheck of SIGTERM
   sq.lease = options.lease;
@@ -67,7 +68,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
   if (options.prefetch == 0) aq.max_prefetch = std::min(65535, kShortTrialPrefetch * aq.prefetch);
   aq.max_attempts = options.max_attempts;
   aq.lease = options.lease;
-  auto queue = queue::make_queue(*queue_store, id, options.broker_url, sq, aq);
+  auto queue = queue::make_queue(queue_store, id, options.broker_url, sq, aq);
   auto slot_id = [&](int k) { return options.slots == 1 ? id : id + "/" + std::to_string(k + 1); };
   WorkerSummary total;
   if (options.slots == 1) {

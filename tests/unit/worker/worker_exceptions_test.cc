@@ -84,8 +84,9 @@ TEST_P(WorkerCatches, ATrialThatThrowsEndsFailedWithTheReasonAndTheWorkerGoesOn)
     }
   });
   WorkerSummary summary;
+  auto queue_store = store::open_store(url);  // the queue's connection, as the command opens
   try {
-    summary = run_worker(o, stop);
+    summary = run_worker(o, stop, *queue_store);
   } catch (const std::exception& e) {
     ADD_FAILURE() << "the worker died: " << e.what();
   }
@@ -93,6 +94,7 @@ TEST_P(WorkerCatches, ATrialThatThrowsEndsFailedWithTheReasonAndTheWorkerGoesOn)
   finisher.join();
 
   EXPECT_EQ(summary.trials, 4) << "one worker reported every trial, the failed one included";
+  EXPECT_GT(queue_store->stats().transactions, 0u) << "the worker claimed through its own";
   for (const store::TrialRecord& t : store->list_trials(study_id, {})) {
     if (t.number == 2) {
       EXPECT_EQ(t.status, store::TrialStatus::kFailed);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "support/temp_and_errors.h"
 #include "worker/fault_injection.h"
 #include "worker/worker.h"
 
@@ -21,11 +22,14 @@ TEST(FaultInjection, SpecNamesPointAndTrial) {
 
 TEST(RunWorker, RejectsSlotsOrPackBelowOneBeforeTouchingTheStore) {
   const std::atomic<bool> stop{false};
+  testing::TempDir dir;
   WorkerOptions o;
-  o.store_url = "sqlite:/nonexistent-dir/never-created.db";
+  o.store_url = "sqlite:" + dir.path("s.db");
+  auto queue_store = store::open_store(o.store_url);
+  const uint64_t opened = queue_store->stats().transactions;
   o.pack = 0;
   try {
-    run_worker(o, stop);
+    run_worker(o, stop, *queue_store);
     FAIL() << "pack 0 was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
@@ -33,7 +37,9 @@ TEST(RunWorker, RejectsSlotsOrPackBelowOneBeforeTouchingTheStore) {
   }
   o.pack = 1;
   o.slots = 0;
-  EXPECT_THROW(run_worker(o, stop), Error);
+  EXPECT_THROW(run_worker(o, stop, *queue_store), Error);
+  EXPECT_EQ(queue_store->stats().transactions, opened) << "the store was used";
+  EXPECT_TRUE(queue_store->list_workers().empty());
 }
 
 }  // namespace
