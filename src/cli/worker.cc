@@ -37,11 +37,11 @@ void add_worker_command(CLI::App& app) {
     o.slots = opts->slots;
     o.prefetch = opts->prefetch;
     o.exit_when_done = opts->exit_when_done;
+    if (o.exit_when_done && study->empty())
+      throw invalid_argument("--exit-when-done needs --study");
     // The queue's connection, which resolves --study first.
     auto queue_store = store::open_store(o.store_url);
     if (!study->empty()) o.study_id = resolve_study(*queue_store, *study).id;
-    if (o.exit_when_done && o.study_id == 0)
-      throw invalid_argument("--exit-when-done needs --study");
     if (!*quiet)
       std::cerr << "worker: device " << o.device << ", " << o.slots
                 << (o.slots == 1 ? " slot, " : " slots, ")

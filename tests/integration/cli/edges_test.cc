@@ -76,6 +76,22 @@ TEST(CommandEdge, InvalidUtf8InAStudyNameIsAnErrorNotAnAbort) {
 // End to end: `run` with two worker processes, trial 5 throwing std::bad_alloc in its
 // first epoch. It ends failed at its first attempt with the reason; the same workers train
 // the rest; run exits 0.
+// A worker's flags are checked before its store is opened, and the study it names is
+// resolved on the connection its queue then uses; a study that is not there is named.
+TEST(CommandEdge, AWorkersStudyIsCheckedBeforeItClaimsAnything) {
+  const auto dir = testing::fresh_dir("cli-worker-study");
+  const std::string db = (dir / "w.db").string();
+  auto r = run_layerlab("worker --store sqlite:" + db + " --exit-when-done -q", "timeout 60");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("layerlab worker: error: --exit-when-done needs --study", 0), 0u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "the store was opened before the flags were checked";
+
+  r = run_layerlab("worker --store sqlite:" + db + " --study nope --exit-when-done -q",
+                   "timeout 60");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no study 'nope' in this store"), std::string::npos) << r.err;
+}
+
 TEST(CommandEdge, ATrialThatRunsOutOfMemoryFailsAloneAndTheStudyCompletes) {
   const auto dir = testing::fresh_dir("cli-oom-trial");
   std::ofstream(dir / "study.yaml") << "name: oom\ndatasets: [iris]\nseeds: [0, 1]\n"
