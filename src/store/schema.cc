@@ -41,19 +41,21 @@ void migrate(Db& db, const SchemaDialect& d, bool create_if_missing, int64_t now
   if (found == 0 && !create_if_missing)
     throw not_found(db.label() +
                     ": the database holds no layerlab store (create_if_missing is off)");
-  for (const Migration& m : d.steps) {
-    if (m.version <= found) continue;
-    db.write("migrate", [&] {
-      db.lock_exclusive(d.lock_key);
-      const int now = read_version(db, d);  // another process may have got here first
-      check_not_newer(db, d, now);
-      if (now >= m.version) return;
-      db.exec_script(d.version_table);
+  // Every missing step in one transaction: a store moves from its version to the newest or
+  // stays where it was, and a new database costs one commit, not one per version.
+  db.write("migrate", [&] {
+    db.lock_exclusive(d.lock_key);
+    const int now = read_version(db, d);  // another process may have got here first
+    check_not_newer(db, d, now);
+    if (now == d.steps.back().version) return;
+    db.exec_script(d.version_table);
+    for (const Migration& m : d.steps) {
+      if (m.version <= now) continue;
       db.exec_script(m.sql);
       db.exec("INSERT INTO schema_version (version, description, applied_at) VALUES (?1, ?2, ?3)",
               m.version, m.description, now_ms);
-    });
-  }
+    }
+  });
 }
 
 template int schema_version(sqlite::Db&, const SchemaDialect&);

@@ -19,16 +19,17 @@ struct SchemaDialect {
   std::span<const Migration> steps;
   const char* version_table;      // CREATE TABLE IF NOT EXISTS schema_version (...)
   const char* has_version_table;  // a query with a row when schema_version exists
-  int64_t lock_key;               // Db::lock_exclusive's key while a step runs
+  int64_t lock_key;               // Db::lock_exclusive's key while migrating
 };
 
 // The version of the schema in db (0 for a database without a layerlab store).
 template <typename Db>
 int schema_version(Db& db, const SchemaDialect& dialect);
 
-// Brings db to the newest version, one transaction per step. Each step takes the
-// database's exclusive lock and re-checks the version, so processes opening the same
-// database at once apply each step once. A database newer than this binary is
+// Brings db to the newest version: every missing step in one transaction, so a step that
+// fails leaves the database at the version it had. The transaction takes the database's
+// exclusive lock and re-checks the version, so processes opening the same database at once
+// apply each step once. A database newer than this binary is
 // kFailedPrecondition naming it; one without a store is kNotFound when create_if_missing
 // is false. now_ms stamps schema_version.applied_at.
 template <typename Db>
