@@ -349,14 +349,18 @@ TEST_F(ApiTest, ColumnsForHistoryAndParallelCoordinates) {
 TEST_F(ApiTest, WorkersQueueMetricsAndHealth) {
   auto [c1, w] = get("/api/v1/workers");
   ASSERT_EQ(c1, 200);
-  ASSERT_EQ(w["workers"].size(), 2u);  // the run's two workers, stopped
+  // The run's workers, stopped: two, or one when the first trained all 24 trials (a few ms
+  // each) before the second had started, and `run` stopped that one as the study ended.
+  const size_t workers = w["workers"].size();
+  ASSERT_GE(workers, 1u) << w.dump();
+  ASSERT_LE(workers, 2u) << w.dump();
   for (const json& x : w["workers"]) {
     EXPECT_EQ(x["status"], "stopped");
     EXPECT_FALSE(x["alive"].get<bool>());
     EXPECT_EQ(x["device"], "cpu");
   }
-  // The run's two workers trained the 24 trials: every one is counted once, for one of
-  // them, and in the throughput of the last hour (the run just ended).
+  // The run's workers trained the 24 trials: every one is counted once, for one of them,
+  // and in the throughput of the last hour (the run just ended).
   int done = 0;
   for (const json& x : w["workers"]) {
     done += x["done"].get<int>();
@@ -385,7 +389,9 @@ TEST_F(ApiTest, WorkersQueueMetricsAndHealth) {
   EXPECT_NE(m->body.find("layerlab_trials{study=\"api-study\",status=\"completed\"} 24"),
             std::string::npos)
       << m->body;
-  EXPECT_NE(m->body.find("layerlab_workers{status=\"stopped\"} 2"), std::string::npos);
+  EXPECT_NE(m->body.find("layerlab_workers{status=\"stopped\"} " + std::to_string(workers)),
+            std::string::npos)
+      << m->body;
   EXPECT_NE(m->body.find("layerlab_trial_duration_seconds_count{study=\"api-study\"} 24"),
             std::string::npos)
       << m->body;
