@@ -19,12 +19,18 @@
 // `seconds` runs from just before the workers are forked (everything already published)
 // until the last worker has exited, as in the default mode. With --store, the study gets a
 // fresh name, so runs can share a database.
+// `steady_trials_per_second` leaves out the workers' start (connections, first claims) and
+// the end of the queue: the trials finished from the moment the last worker got its first
+// trial until 90% of all were done, over that time. It is null when the last worker started
+// after half the trials were done (or never got one): the run was mostly start-up.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -40,9 +46,36 @@ namespace {
 using namespace layerlab;
 using Clock = std::chrono::steady_clock;
 
-// Shared between the parent and the forked workers (MAP_SHARED): trials finished so far.
+// Shared between the parent and the forked workers (MAP_SHARED): trials finished so far, and
+// the marks of the steady phase (times in steady_clock nanoseconds, one clock for all
+// processes; -1 until reached).
 struct Shared {
   std::atomic<int64_t> done{0};
+  std::atomic<int> started{0};  // workers that have had a trial
+  std::atomic<int64_t> all_started_ns{-1};
+  std::atomic<int64_t> done_when_all_started{0};
+  int64_t trials = 0;  // set before the fork, as the two below
+  int64_t mark90 = 0;  // 90% of the trials
+  std::atomic<int64_t> mark90_ns{-1};
+  int workers = 0;
+
+  static int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
+  void finished_one() {
+    if (done.fetch_add(1) + 1 == mark90) mark90_ns = now_ns();
+  }
+  // A worker's first trial; the last worker's marks the start of the steady phase.
+  void worker_started() {
+    if (started.fetch_add(1) + 1 != workers) return;
+    done_when_all_started = done.load();
+    all_started_ns = now_ns();
+  }
+  // Trials per second in the steady phase, or a negative number when there was none.
+  double steady_per_second() const {
+    const int64_t from = done_when_all_started.load();
+    if (all_started_ns < 0 || mark90_ns <= all_started_ns || 2 * from > trials) return -1;
+    return static_cast<double>(mark90 - from) * 1e9 /
+           static_cast<double>(mark90_ns - all_started_ns);
+  }
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 
@@ -65,7 +98,7 @@ class Reporter {
           {d.trial_id, d.attempt, store::TrialStatus::kCompleted, nullptr, 1.0, "", {}});
     const std::vector<bool> applied = queue_.finish(finishes);
     for (size_t i = 0; i < pending_.size(); ++i) {
-      if (applied[i]) shared_->done.fetch_add(1);
+      if (applied[i]) shared_->finished_one();
       queue_.ack(pending_[i]);
     }
     pending_.clear();
@@ -83,10 +116,13 @@ int store_queue_work(const std::string& url, int index, Shared* shared) {
   auto store = store::open_store(url);
   auto queue = queue::make_store_queue(*store, "bench-" + std::to_string(index));
   Reporter reporter(*queue, shared);
+  bool started = false;
   while (true) {
     std::optional<queue::Delivery> d = queue->receive(
         reporter.empty() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(0));
     if (d) {
+      if (!started) shared->worker_started();
+      started = true;
       reporter.add(std::move(*d));
     } else if (reporter.empty()) {
       return 0;
@@ -106,6 +142,7 @@ int amqp_work(const std::string& url, const std::string& broker, int index, int 
     options.max_prefetch = max_prefetch;
     auto queue = queue::make_amqp_queue(*store, "bench-" + std::to_string(index), broker, options);
     Reporter reporter(*queue, shared);
+    bool started = false;
     while (shared->done.load() < trials) {
       if (Clock::now() > deadline) {
         std::cerr << "queue_bench: worker " << index << ": timed out\n";
@@ -121,6 +158,8 @@ int amqp_work(const std::string& url, const std::string& broker, int index, int 
         continue;
       }
       if (d) {
+        if (!started) shared->worker_started();
+        started = true;
         reporter.add(std::move(*d));
       } else {
         reporter.commit();
@@ -236,6 +275,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto* shared = new (mem) Shared;
+  shared->workers = workers;
+  shared->trials = trials;
+  shared->mark90 = std::max<int64_t>(1, trials * 9 / 10);
   std::cout.flush();
   const auto start = Clock::now();
   const auto deadline =
@@ -254,18 +296,21 @@ int main(int argc, char** argv) {
     failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double steady = shared->steady_per_second();
   auto store = store::open_store(url);
   const int64_t done =
       store->counts(store->find_study(study_name)->id)[store::TrialStatus::kCompleted];
   std::printf(
       "{\"queue\": \"%s\", \"store\": \"%s\", \"trials\": %lld, \"completed\": %lld, "
       "\"workers\": %d, \"prefetch\": %d, \"max_prefetch\": %d, \"seconds\": %.3f, "
-      "\"trials_per_second\": %.0f, "
+      "\"trials_per_second\": %.0f, \"steady_trials_per_second\": %s, "
+      "\"done_when_all_started\": %lld, "
       "\"add_seconds\": %.3f, \"publish_seconds\": %.3f, \"publish_per_second\": %s, "
       "\"worker_failures\": %d}\n",
       broker.empty() ? "store" : "amqp", kind_of(url).c_str(), static_cast<long long>(trials),
       static_cast<long long>(done), workers, prefetch, max_prefetch, seconds, done / seconds,
-      add_seconds, publish_seconds,
+      steady < 0 ? "null" : std::to_string(std::lround(steady)).c_str(),
+      static_cast<long long>(shared->done_when_all_started.load()), add_seconds, publish_seconds,
       broker.empty() ? "null"
                      : std::to_string(static_cast<int64_t>(trials / publish_seconds)).c_str(),
       failures);

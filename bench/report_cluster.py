@@ -393,30 +393,38 @@ def scaling_section(raw):
                 else None,
                 "runs": len(runs), "complete_runs": len(good),
                 "trials_per_second": spread([b["trials_per_second"] for b in good]),
+                "steady_trials_per_second": spread(
+                    [b.get("steady_trials_per_second") for b in good]),
                 "waits": wait_summary(pooled, seconds),
                 "waits_per_run": per_run,
                 "raw": benches,
             }
-        b = out[key][str(base_w)]["trials_per_second"]
-        for w in workers:
-            t = out[key][str(w)]["trials_per_second"]
-            out[key][str(w)]["ratio_vs_baseline"] = ratio(t["median"] if t else None,
-                                                          b["median"] if b else None)
+        for figure, name in (("trials_per_second", "ratio_vs_baseline"),
+                             ("steady_trials_per_second", "steady_ratio_vs_baseline")):
+            b = out[key][str(base_w)][figure]
+            for w in workers:
+                t = out[key][str(w)][figure]
+                out[key][str(w)][name] = ratio(t["median"] if t else None,
+                                               b["median"] if b else None)
     n_trials = next((out[k][str(w)]["trials"] for k, _ in SCALE_SYSTEMS for w in workers
                      if out[k][str(w)]["trials"]), None)
     lines = ["### (d) Scaling: empty trials per second by worker processes (%s trials, "
              "PostgreSQL store)" % (n_trials or "?"), "",
-             "| system | worker processes | runs (complete) | trials/s consuming | vs %d workers |"
-             % base_w, "|---|---|---|---|---|"]
+             "| system | worker processes | runs (complete) | trials/s consuming | vs %d workers "
+             "| trials/s, steady phase | vs %d workers |" % (base_w, base_w),
+             "|---|---|---|---|---|---|---|"]
     for key, name in SCALE_SYSTEMS:
         for w in workers:
             s = out[key][str(w)]
-            lines.append("| %s | %d | %d (%d) | %s | %s |" % (
+            lines.append("| %s | %d | %d (%d) | %s | %s | %s | %s |" % (
                 name, w, s["runs"], s["complete_runs"], fmt_spread(s["trials_per_second"], 0),
-                fmt_ratio(s["ratio_vs_baseline"])))
+                fmt_ratio(s["ratio_vs_baseline"]), fmt_spread(s["steady_trials_per_second"], 0),
+                fmt_ratio(s["steady_ratio_vs_baseline"])))
     lines += ["", "trials/s consuming: queue_bench's figure, trials completed over the time from "
               "forking the workers to the last one's exit (the trials are written, and for AMQP "
-              "published, before; the store queue's workers stop after 50 ms with nothing)."]
+              "published, before; the store queue's workers stop after 50 ms with nothing). "
+              "Steady phase: the trials finished from the moment the last worker got its first "
+              "trial until 90% were done, over that time (no connections, no end of the queue)."]
     lines += ["", "PostgreSQL's view while the workers ran (bench/cluster/sample_waits.py: "
               "pg_stat_activity of the run's database, client backends, state active; pg_locks "
               "when one waits on a Lock), all runs of a row together. \"Lock wait\": samples "
