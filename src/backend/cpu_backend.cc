@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <new>
 
+#include "backend/caching_pool.h"
 #include "backend/cpu_gemm.h"
 #include "backend/cpu_team.h"
 #include "common/error.h"
@@ -50,6 +50,12 @@ cpu::GemmEpilogue block_epilogue(cpu::GemmEpilogue e, int ldc, const Block& b) {
   return e;
 }
 
+// Cache-line aligned host memory for the pool.
+struct AlignedMemory final : RawMemory {
+  void* allocate(size_t bytes) override { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); }
+  void free(void* p) noexcept override { std::free(p); }
+};
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads) { set_threads(threads); }
@@ -78,25 +84,10 @@ class CpuBackend final : public Backend {
           "precision: the cpu device computes in fp32 only; tf32 and bf16 need --device cuda");
   }
   Precision precision() const override { return Precision::kFp32; }
-  int64_t memory_in_use() const override { return in_use_; }
+  int64_t memory_in_use() const override { return pool_.bytes_held(); }
 
-  // Each block starts with a 64-byte header holding its size, so release() can count it.
-  void* allocate(size_t bytes) override {
-    const size_t rounded = (bytes + 63) / 64 * 64 + kHeader;
-    auto* p = static_cast<char*>(std::aligned_alloc(64, rounded));
-    if (!p) throw std::bad_alloc();
-    std::memcpy(p, &rounded, sizeof(rounded));
-    in_use_ += static_cast<int64_t>(rounded);
-    return p + kHeader;
-  }
-  void release(void* p) override {
-    if (!p) return;
-    char* block = static_cast<char*>(p) - kHeader;
-    size_t size = 0;
-    std::memcpy(&size, block, sizeof(size));
-    in_use_ -= static_cast<int64_t>(size);
-    std::free(block);
-  }
+  void* allocate(size_t bytes) override { return pool_.allocate(bytes); }
+  void release(void* p) override { pool_.release(p); }
   void upload(void* dst, const void* src, size_t bytes) override {
     if (bytes) std::memcpy(dst, src, bytes);
   }
@@ -457,8 +448,9 @@ class CpuBackend final : public Backend {
   // The small-matrix kernels (cpu_gemm.h) this CPU runs, if any.
   const cpu::SmallGemm small_gemm_ = cpu::small_gemm_kernels();
   int threads_ = 1;
-  int64_t in_use_ = 0;
-  static constexpr size_t kHeader = 64;
+  // Released buffers are kept for the next trial, up to kMaxPooledBytes (caching_pool.h).
+  static constexpr int64_t kMaxPooledBytes = int64_t{256} << 20;
+  CachingPool pool_{std::make_unique<AlignedMemory>(), "cpu", kMaxPooledBytes};
   std::unique_ptr<cpu::Team> team_;  // threads_ > 1 only
 };
 

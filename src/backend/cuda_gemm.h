@@ -11,7 +11,7 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "backend/cuda_pool.h"
+#include "backend/caching_pool.h"
 
 namespace layerlab::backend {
 

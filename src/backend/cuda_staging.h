@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "backend/cuda_pool.h"
+#include "backend/caching_pool.h"
 
 namespace layerlab::backend {
 

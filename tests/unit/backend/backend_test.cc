@@ -1,11 +1,12 @@
 // What every build checks without a GPU: device names, the CUDA module's load path (a build
 // with CUDA loads the real one: module_env.cc), the CPU backend's refusal of reduced
-// precision, and its memory accounting.
+// precision, and its memory pool.
 #include "backend/backend.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -134,16 +135,26 @@ TEST(CpuBackend, RefusesReducedPrecisionNamingCuda) {
   b->set_precision(Precision::kFp32);
 }
 
-TEST(CpuBackend, MemoryInUseCountsAllocationsUntilReleased) {
+// Released buffers stay with the backend (and count) for the next trial to reuse: freed to
+// the C library, the pages of a large block went back to the kernel and were faulted in again.
+TEST(CpuBackend, ReleasedBlocksArePooledCountedAndReused) {
   auto b = make_cpu_backend(1);
   const int64_t before = b->memory_in_use();
   void* p = b->allocate(1000);
   void* q = b->allocate(1 << 20);
-  EXPECT_GE(b->memory_in_use() - before, 1000 + (1 << 20));
+  const int64_t held = b->memory_in_use();
+  EXPECT_GE(held - before, 1000 + (1 << 20));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 64, 0u) << "cache-line aligned";
   b->release(p);
-  EXPECT_GE(b->memory_in_use() - before, 1 << 20);
   b->release(q);
-  EXPECT_EQ(b->memory_in_use(), before);
+  EXPECT_EQ(b->memory_in_use(), held) << "pooled blocks count";
+  EXPECT_EQ(b->allocate((1 << 20) - 100), q) << "the same size class: the pooled block";
+  EXPECT_EQ(b->memory_in_use(), held);
+  // A block beyond what the pool keeps goes back at once.
+  void* huge = b->allocate(size_t{300} << 20);
+  EXPECT_GE(b->memory_in_use() - held, int64_t{300} << 20);
+  b->release(huge);
+  EXPECT_EQ(b->memory_in_use(), held);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
-// CachingPool: the caching allocator behind each CUDA backend. Sizes are rounded up to size
+// CachingPool: the caching allocator behind each backend. Sizes are rounded up to size
 // classes (a multiple of a quarter of the power of two below them, so at most 25% is
 // wasted); released blocks go to a free list per class and are handed out again without
-// asking the device. A CUDA backend runs all its work on one stream, so a block released
-// while kernels still use it is only reused by work queued after them. Everything goes back
-// to the raw allocator when the pool goes, or when the raw allocator runs out (the free
-// lists are emptied, then it retries once).
+// asking the raw allocator. A CUDA backend runs all its work on one stream, so a block
+// released while kernels still use it is only reused by work queued after them. On the CPU
+// the point is the pages: a worker trains trial after trial with the same buffer sizes, and
+// blocks freed back to the C library went back to the kernel, to be faulted in (and zeroed)
+// again by the next trial: 50,000 page faults in a 64-trial study (docs/benchmarks.md).
+// Everything goes back to the raw allocator when the pool goes, or when the raw allocator
+// runs out (the free lists are emptied, then it retries once); a block released while the
+// pool already holds max_pooled bytes for reuse goes back at once.
 //
 // It knows nothing of CUDA (RawMemory does the allocating), so it is built and tested on
 // machines without it.
@@ -14,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -29,7 +34,10 @@ class RawMemory {
 
 class CachingPool {
  public:
-  explicit CachingPool(std::unique_ptr<RawMemory> raw) : raw_(std::move(raw)) {}
+  static constexpr int64_t kUnlimited = INT64_MAX;
+  // `device` names the memory in messages ("cuda", "cpu").
+  CachingPool(std::unique_ptr<RawMemory> raw, std::string device, int64_t max_pooled = kUnlimited)
+      : raw_(std::move(raw)), device_(std::move(device)), max_pooled_(max_pooled) {}
   CachingPool(const CachingPool&) = delete;
   CachingPool& operator=(const CachingPool&) = delete;
   ~CachingPool();
@@ -49,6 +57,8 @@ class CachingPool {
 
  private:
   std::unique_ptr<RawMemory> raw_;
+  const std::string device_;
+  const int64_t max_pooled_;
   std::unordered_map<void*, size_t> live_;     // handed out: pointer -> class size
   std::map<size_t, std::vector<void*>> free_;  // class size -> released blocks
   int64_t held_ = 0;

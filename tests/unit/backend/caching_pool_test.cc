@@ -1,5 +1,7 @@
-// The CUDA backend's caching pool, on host memory (it knows nothing of CUDA), so these run in
+// The backends' caching pool, on host memory (it knows nothing of CUDA), so these run in
 // every build.
+#include "backend/caching_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,7 +9,6 @@
 #include <memory>
 #include <set>
 
-#include "backend/cuda_pool.h"
 #include "common/error.h"
 
 namespace layerlab::backend {
@@ -56,7 +57,7 @@ TEST(CachingPool, SizeClassesWasteAtMostAQuarter) {
 
 TEST(CachingPool, ReleasedBlocksAreReusedAndStillCount) {
   LimitedMemory::Counters c;
-  CachingPool pool(std::make_unique<LimitedMemory>(1 << 30, c));
+  CachingPool pool(std::make_unique<LimitedMemory>(1 << 30, c), "cuda");
   void* p = pool.allocate(1000);
   EXPECT_EQ(pool.bytes_held(), 1024);
   pool.release(p);
@@ -73,7 +74,7 @@ TEST(CachingPool, ReleasedBlocksAreReusedAndStillCount) {
 
 TEST(CachingPool, OutOfMemoryTrimsThePoolAndRetriesThenSaysSo) {
   LimitedMemory::Counters c;
-  CachingPool pool(std::make_unique<LimitedMemory>(4096, c));
+  CachingPool pool(std::make_unique<LimitedMemory>(4096, c), "cuda");
   pool.release(pool.allocate(2048));
   void* big = pool.allocate(3000);  // 3072 fits only once the pooled 2048 are given back
   EXPECT_NE(big, nullptr);
@@ -92,7 +93,7 @@ TEST(CachingPool, OutOfMemoryTrimsThePoolAndRetriesThenSaysSo) {
 TEST(CachingPool, ForeignPointersAreRefusedAndEverythingIsFreedAtTheEnd) {
   LimitedMemory::Counters c;
   {
-    CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c));
+    CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c), "cuda");
     int on_stack = 0;
     EXPECT_THROW(pool.release(&on_stack), Error);
     pool.release(nullptr);
@@ -102,6 +103,38 @@ TEST(CachingPool, ForeignPointersAreRefusedAndEverythingIsFreedAtTheEnd) {
   }
   EXPECT_EQ(c.outstanding, 0);
   EXPECT_TRUE(c.live.empty());
+}
+
+TEST(CachingPool, BlocksPastTheReuseLimitGoBackAtOnce) {
+  LimitedMemory::Counters c;
+  CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c), "cpu", 3000);
+  void* a = pool.allocate(2048);
+  void* b = pool.allocate(2048);
+  pool.release(a);  // 2048 pooled
+  pool.release(b);  // 4096 would pass 3000: freed
+  EXPECT_EQ(pool.bytes_pooled(), 2048);
+  EXPECT_EQ(pool.bytes_held(), 2048);
+  EXPECT_EQ(c.live.size(), 1u);
+  EXPECT_EQ(pool.allocate(2000), a) << "the pooled block, reused";
+  EXPECT_EQ(c.calls, 2);
+}
+
+TEST(CachingPool, MessagesNameTheDevice) {
+  LimitedMemory::Counters c;
+  CachingPool pool(std::make_unique<LimitedMemory>(1024, c), "cpu");
+  try {
+    pool.allocate(4096);
+    ADD_FAILURE() << "allocated past the limit";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cpu: out of memory allocating 4096 bytes (0 bytes held)");
+  }
+  int on_stack = 0;
+  try {
+    pool.release(&on_stack);
+    ADD_FAILURE() << "released a foreign pointer";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cpu: release of a pointer this backend did not allocate");
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "backend/cuda_pool.h"
+#include "backend/caching_pool.h"
 
 #include <bit>
 #include <string>
@@ -31,8 +31,9 @@ void* CachingPool::allocate(size_t bytes) {
       p = raw_->allocate(size);
     }
     if (!p)
-      throw failed_precondition("cuda: out of device memory allocating " + std::to_string(size) +
-                                " bytes (" + std::to_string(held_) + " bytes held)");
+      throw failed_precondition(device_ + ": out of " + (device_ == "cpu" ? "" : "device ") +
+                                "memory allocating " + std::to_string(size) + " bytes (" +
+                                std::to_string(held_) + " bytes held)");
     held_ += static_cast<int64_t>(size);
   }
   live_.emplace(p, size);
@@ -43,9 +44,15 @@ void CachingPool::release(void* p) {
   if (!p) return;
   auto it = live_.find(p);
   if (it == live_.end())
-    throw invalid_argument("cuda: release of a pointer this backend did not allocate");
-  free_[it->second].push_back(p);
-  pooled_ += static_cast<int64_t>(it->second);
+    throw invalid_argument(device_ + ": release of a pointer this backend did not allocate");
+  const auto size = static_cast<int64_t>(it->second);
+  if (pooled_ > max_pooled_ - size) {
+    raw_->free(p);
+    held_ -= size;
+  } else {
+    free_[it->second].push_back(p);
+    pooled_ += size;
+  }
   live_.erase(it);
 }
 
