@@ -56,9 +56,10 @@ struct WorkerSummary {
 };
 
 // Runs until `stop` becomes true or, with exit_when_done, the study is over. The summary
-// adds up the slots. queue_store is the queue's own connection to options.store_url
-// (claims, leases, deliveries), opened by the caller, which may have used it first (the
-// command resolves --study with it: one connection fewer to open); each slot opens its own.
+// adds up the slots. queue_store is the queue's connection to options.store_url (claims,
+// leases, deliveries), opened by the caller, which may have used it first (the command
+// resolves --study with it: one connection fewer to open). A single slot reports through
+// it too; with several, each slot opens its own.
 WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& stop,
                          store::Store& queue_store);
 
