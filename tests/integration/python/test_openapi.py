@@ -48,6 +48,14 @@ def call(method, path, body=None, headers=None, token=True):
             return e.code, e.headers.get("Content-Type", ""), e.read()
 
 
+
+# Submitted, then cancelled while it runs: 100 trials of 50 epochs, so that it cannot finish
+# before the cancel arrives (a study of 4 small trials did, on a fast worker: a 409).
+LONG_STUDY = ("name: second\ndatasets: [iris]\nmethod: grid\nparameters:\n"
+              "  units: {values: [" + ", ".join(str(u) for u in range(8, 108)) + "]}\n"
+              "  epochs: {value: 50}\n")
+
+
 class OpenApiResponsesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -173,8 +181,7 @@ class OpenApiResponsesTest(unittest.TestCase):
         # Studies.
         studies = c("/api/v1/studies", "GET", "/api/v1/studies", 200)
         self.assertEqual({x["name"] for x in studies["studies"]}, {"tiny", "kept", "cancelled"})
-        c("/api/v1/studies", "POST", "/api/v1/studies", 201, TINY_STUDY.format(name="second"),
-          yaml)
+        c("/api/v1/studies", "POST", "/api/v1/studies", 201, LONG_STUDY, yaml)
         c("/api/v1/studies", "POST", "/api/v1/studies", 400,
           TINY_STUDY.format(name="bad").replace("epochs:", "epoch:"), yaml)
         c("/api/v1/studies", "POST", "/api/v1/studies", 401, TINY_STUDY.format(name="x"), yaml,
@@ -189,7 +196,7 @@ class OpenApiResponsesTest(unittest.TestCase):
         c(s, "GET", "/api/v1/studies/tiny", 200)
         c(s, "GET", "/api/v1/studies/no-such", 404)
         cancel = s + "/cancel"
-        c(cancel, "POST", "/api/v1/studies/second/cancel", 200)
+        c(cancel, "POST", "/api/v1/studies/second/cancel", 200)  # still running: LONG_STUDY
         c(cancel, "POST", "/api/v1/studies/tiny/cancel", 401, token=False)
         c(cancel, "POST", "/api/v1/studies/tiny/cancel", 403, headers={"Origin": "null"})
         c(cancel, "POST", "/api/v1/studies/no-such/cancel", 404)
