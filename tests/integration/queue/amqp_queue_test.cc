@@ -253,26 +253,22 @@ TEST_F(AmqpQueueTest, ATrialHeldUnstartedByAWorkerThatDiedStillRuns) {
   EXPECT_EQ(depth(".dead", 1), 1);
 }
 
-// Short trials raise what a worker holds (several start per store transaction). Stalled on
-// a long one (a sweep's deep networks after its shallow ones), it hands back what waits
-// behind it, unused (released, not lost), well before the trial in hand has been held for
-// kLongHold (a second) (amqp_queue.cc).
-TEST_F(AmqpQueueTest, ShortTrialsRaiseThePrefetchAndAStallHandsBackWhatWaits) {
+// Raised by short trials, then stalled on a long one (a sweep's deep networks after its
+// shallow ones): what waits behind it goes back to the queue for other workers well before
+// the trial in hand has been held for kLongHold (a second), not after it (amqp_queue.cc).
+TEST_F(AmqpQueueTest, AWorkerStalledOnALongTrialHandsBackWhatWaits) {
   const auto ids = add(60);
   queue("coordinator")->publish(study_, ids);
   auto q = queue("w", 3, /*prefetch=*/1, /*max_prefetch=*/8);
-  int done = 0;
   bool raised = false;
   for (int i = 0; i < 40 && !raised; ++i) {
     auto d = q->receive(kWait);
     ASSERT_TRUE(d);
     finish(*d);
     q->ack(*d);
-    ++done;
     raised = running(ids) > 0;  // started ahead: the prefetch went up
   }
   ASSERT_TRUE(raised) << "40 trials acked at once did not raise the prefetch";
-  EXPECT_GE(done, 8);
   std::optional<Delivery> held;
   for (int i = 0; i < 20 && !held; ++i) {
     auto d = q->receive(kWait);
@@ -294,6 +290,59 @@ TEST_F(AmqpQueueTest, ShortTrialsRaiseThePrefetchAndAStallHandsBackWhatWaits) {
     std::this_thread::sleep_for(milliseconds(20));
   }
   EXPECT_EQ(now_running, 1) << "the trials waiting behind a long one stayed with its worker";
+  finish(*held);
+  q->ack(*held);
+  while (auto d = q->receive(milliseconds(1500))) {
+    finish(*d);
+    q->ack(*d);
+  }
+  for (int64_t id : ids) {
+    EXPECT_EQ(store_->get_trial(id).status, store::TrialStatus::kCompleted) << id;
+    EXPECT_EQ(store_->get_trial(id).lost, 0) << id;
+  }
+  EXPECT_EQ(depth(".dead", 0), 0);
+}
+
+// Short trials raise what a worker holds (several start per store transaction); one held
+// long drops it back and hands back what waited behind it, unused: released, not lost.
+TEST_F(AmqpQueueTest, ShortTrialsRaiseThePrefetchAndALongOneDropsIt) {
+  const auto ids = add(60);
+  queue("coordinator")->publish(study_, ids);
+  auto q = queue("w", 3, /*prefetch=*/1, /*max_prefetch=*/8);
+  int done = 0;
+  bool raised = false;
+  for (int i = 0; i < 40 && !raised; ++i) {
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    finish(*d);
+    q->ack(*d);
+    ++done;
+    // Started in the store but not handed out yet: they came ahead, the prefetch went up.
+    raised = running(ids) > 0;
+  }
+  ASSERT_TRUE(raised) << "40 trials acked at once did not raise the prefetch";
+  EXPECT_GE(done, 8);
+  // Hold one while others were started with it (what the raised prefetch brought).
+  std::optional<Delivery> held;
+  for (int i = 0; i < 20 && !held; ++i) {
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    if (running(ids) > 1) {
+      held = d;
+    } else {
+      finish(*d);
+      q->ack(*d);
+    }
+  }
+  ASSERT_TRUE(held);
+  // Held: the others go back to the queue as released, not lost.
+  int now_running = 0;
+  for (int i = 0; i < 100; ++i) {
+    now_running = running(ids);
+    if (now_running == 1) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(now_running, 1);
   finish(*held);
   q->ack(*held);
   while (auto d = q->receive(milliseconds(1500))) {
