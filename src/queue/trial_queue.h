@@ -119,8 +119,7 @@ struct AmqpQueueOptions {
   int prefetch = 1;
   // Above prefetch: the queue raises what it holds to this while trials are short (each
   // acked within 50 ms of receive, 8 in a row), and drops back to prefetch, handing back
-  // what waits, as soon as deliveries have waited 100 ms without the worker taking one (its
-  // trial in hand takes long), or one is held for a second. 0: prefetch, fixed.
+  // what waits, as soon as one is held for a second. 0: prefetch, fixed.
   int max_prefetch = 0;
   // Lost attempts (started, never finished: the worker died) before the store fails a
   // trial. The broker's own delivery limit is a backstop above it (broker_delivery_limit):
