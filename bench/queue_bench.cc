@@ -87,6 +87,8 @@ class Reporter {
   Reporter(queue::TrialQueue& queue, Shared* shared) : queue_(queue), shared_(shared) {}
   bool empty() const { return pending_.empty(); }
   void add(queue::Delivery d) {
+    if (!started_) shared_->worker_started();  // this worker's first trial
+    started_ = true;
     pending_.push_back(std::move(d));
     if (pending_.size() >= kMaxBatchedResults) commit();
   }
@@ -109,6 +111,7 @@ class Reporter {
   queue::TrialQueue& queue_;
   Shared* shared_;
   std::vector<queue::Delivery> pending_;
+  bool started_ = false;
 };
 
 // Until the queue has had nothing for 50 ms.
@@ -116,13 +119,10 @@ int store_queue_work(const std::string& url, int index, Shared* shared) {
   auto store = store::open_store(url);
   auto queue = queue::make_store_queue(*store, "bench-" + std::to_string(index));
   Reporter reporter(*queue, shared);
-  bool started = false;
   while (true) {
     std::optional<queue::Delivery> d = queue->receive(
         reporter.empty() ? std::chrono::milliseconds(50) : std::chrono::milliseconds(0));
     if (d) {
-      if (!started) shared->worker_started();
-      started = true;
       reporter.add(std::move(*d));
     } else if (reporter.empty()) {
       return 0;
@@ -142,7 +142,6 @@ int amqp_work(const std::string& url, const std::string& broker, int index, int 
     options.max_prefetch = max_prefetch;
     auto queue = queue::make_amqp_queue(*store, "bench-" + std::to_string(index), broker, options);
     Reporter reporter(*queue, shared);
-    bool started = false;
     while (shared->done.load() < trials) {
       if (Clock::now() > deadline) {
         std::cerr << "queue_bench: worker " << index << ": timed out\n";
@@ -158,8 +157,6 @@ int amqp_work(const std::string& url, const std::string& broker, int index, int 
         continue;
       }
       if (d) {
-        if (!started) shared->worker_started();
-        started = true;
         reporter.add(std::move(*d));
       } else {
         reporter.commit();

@@ -31,9 +31,9 @@ void* CachingPool::allocate(size_t bytes) {
       p = raw_->allocate(size);
     }
     if (!p)
-      throw failed_precondition(device_ + ": out of " + (device_ == "cpu" ? "" : "device ") +
-                                "memory allocating " + std::to_string(size) + " bytes (" +
-                                std::to_string(held_) + " bytes held)");
+      throw failed_precondition(device_ + ": out of " + memory_ + " allocating " +
+                                std::to_string(size) + " bytes (" + std::to_string(held_) +
+                                " bytes held)");
     held_ += static_cast<int64_t>(size);
   }
   live_.emplace(p, size);

@@ -35,9 +35,14 @@ class RawMemory {
 class CachingPool {
  public:
   static constexpr int64_t kUnlimited = INT64_MAX;
-  // `device` names the memory in messages ("cuda", "cpu").
-  CachingPool(std::unique_ptr<RawMemory> raw, std::string device, int64_t max_pooled = kUnlimited)
-      : raw_(std::move(raw)), device_(std::move(device)), max_pooled_(max_pooled) {}
+  // Messages say "<device>: out of <memory> ..." ("cuda" and "device memory", "cpu" and
+  // "memory").
+  CachingPool(std::unique_ptr<RawMemory> raw, std::string device, std::string memory,
+              int64_t max_pooled = kUnlimited)
+      : raw_(std::move(raw)),
+        device_(std::move(device)),
+        memory_(std::move(memory)),
+        max_pooled_(max_pooled) {}
   CachingPool(const CachingPool&) = delete;
   CachingPool& operator=(const CachingPool&) = delete;
   ~CachingPool();
@@ -58,6 +63,7 @@ class CachingPool {
  private:
   std::unique_ptr<RawMemory> raw_;
   const std::string device_;
+  const std::string memory_;
   const int64_t max_pooled_;
   std::unordered_map<void*, size_t> live_;     // handed out: pointer -> class size
   std::map<size_t, std::vector<void*>> free_;  // class size -> released blocks

@@ -50,9 +50,10 @@ cpu::GemmEpilogue block_epilogue(cpu::GemmEpilogue e, int ldc, const Block& b) {
   return e;
 }
 
-// Cache-line aligned host memory for the pool.
+// Cache-line aligned host memory for the pool (its size classes are multiples of 128 bytes,
+// as aligned_alloc wants a multiple of the alignment).
 struct AlignedMemory final : RawMemory {
-  void* allocate(size_t bytes) override { return std::aligned_alloc(64, (bytes + 63) / 64 * 64); }
+  void* allocate(size_t bytes) override { return std::aligned_alloc(64, bytes); }
   void free(void* p) noexcept override { std::free(p); }
 };
 
@@ -450,7 +451,7 @@ class CpuBackend final : public Backend {
   int threads_ = 1;
   // Released buffers are kept for the next trial, up to kMaxPooledBytes (caching_pool.h).
   static constexpr int64_t kMaxPooledBytes = int64_t{256} << 20;
-  CachingPool pool_{std::make_unique<AlignedMemory>(), "cpu", kMaxPooledBytes};
+  CachingPool pool_{std::make_unique<AlignedMemory>(), "cpu", "memory", kMaxPooledBytes};
   std::unique_ptr<cpu::Team> team_;  // threads_ > 1 only
 };
 

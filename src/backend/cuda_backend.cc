@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
+#include "backend/caching_pool.h"
 #include "backend/cuda_check.h"
 #include "backend/cuda_gemm.h"
 #include "backend/cuda_kernels.h"
-#include "backend/caching_pool.h"
 #include "backend/cuda_staging.h"
 
 namespace layerlab::backend {
@@ -50,7 +50,8 @@ class CudaBackend final : public Backend {
     minor_ = prop.minor;
     sms_ = prop.multiProcessorCount;
     memory_ = static_cast<int64_t>(prop.totalGlobalMem);
-    pool_ = std::make_unique<CachingPool>(std::make_unique<DeviceMemory>(), "cuda");
+    pool_ =
+        std::make_unique<CachingPool>(std::make_unique<DeviceMemory>(), "cuda", "device memory");
     gemm_ = std::make_unique<CublasGemm>(stream_, *pool_);
     arrays_ = std::make_unique<HostArrays>(stream_, *pool_);
   }

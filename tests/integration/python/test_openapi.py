@@ -48,7 +48,6 @@ def call(method, path, body=None, headers=None, token=True):
             return e.code, e.headers.get("Content-Type", ""), e.read()
 
 
-
 # Submitted, then cancelled while it runs: 100 trials of 50 epochs, so that it cannot finish
 # before the cancel arrives (a study of 4 small trials did, on a fast worker: a 409).
 LONG_STUDY = ("name: second\ndatasets: [iris]\nmethod: grid\nparameters:\n"

@@ -57,7 +57,7 @@ TEST(CachingPool, SizeClassesWasteAtMostAQuarter) {
 
 TEST(CachingPool, ReleasedBlocksAreReusedAndStillCount) {
   LimitedMemory::Counters c;
-  CachingPool pool(std::make_unique<LimitedMemory>(1 << 30, c), "cuda");
+  CachingPool pool(std::make_unique<LimitedMemory>(1 << 30, c), "cuda", "device memory");
   void* p = pool.allocate(1000);
   EXPECT_EQ(pool.bytes_held(), 1024);
   pool.release(p);
@@ -74,7 +74,7 @@ TEST(CachingPool, ReleasedBlocksAreReusedAndStillCount) {
 
 TEST(CachingPool, OutOfMemoryTrimsThePoolAndRetriesThenSaysSo) {
   LimitedMemory::Counters c;
-  CachingPool pool(std::make_unique<LimitedMemory>(4096, c), "cuda");
+  CachingPool pool(std::make_unique<LimitedMemory>(4096, c), "cuda", "device memory");
   pool.release(pool.allocate(2048));
   void* big = pool.allocate(3000);  // 3072 fits only once the pooled 2048 are given back
   EXPECT_NE(big, nullptr);
@@ -93,7 +93,7 @@ TEST(CachingPool, OutOfMemoryTrimsThePoolAndRetriesThenSaysSo) {
 TEST(CachingPool, ForeignPointersAreRefusedAndEverythingIsFreedAtTheEnd) {
   LimitedMemory::Counters c;
   {
-    CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c), "cuda");
+    CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c), "cuda", "device memory");
     int on_stack = 0;
     EXPECT_THROW(pool.release(&on_stack), Error);
     pool.release(nullptr);
@@ -107,7 +107,7 @@ TEST(CachingPool, ForeignPointersAreRefusedAndEverythingIsFreedAtTheEnd) {
 
 TEST(CachingPool, BlocksPastTheReuseLimitGoBackAtOnce) {
   LimitedMemory::Counters c;
-  CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c), "cpu", 3000);
+  CachingPool pool(std::make_unique<LimitedMemory>(1 << 20, c), "cpu", "memory", 3000);
   void* a = pool.allocate(2048);
   void* b = pool.allocate(2048);
   pool.release(a);  // 2048 pooled
@@ -121,7 +121,7 @@ TEST(CachingPool, BlocksPastTheReuseLimitGoBackAtOnce) {
 
 TEST(CachingPool, MessagesNameTheDevice) {
   LimitedMemory::Counters c;
-  CachingPool pool(std::make_unique<LimitedMemory>(1024, c), "cpu");
+  CachingPool pool(std::make_unique<LimitedMemory>(1024, c), "cpu", "memory");
   try {
     pool.allocate(4096);
     ADD_FAILURE() << "allocated past the limit";
