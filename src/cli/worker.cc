@@ -27,7 +27,7 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--prefetch", opts->prefetch,
                   "with --broker: trials in hand at once, fixed (default: slots x pack, "
                   "raised up to 32x while trials take milliseconds, so they share "
-                  "transactions; back at once when one takes a second)")
+                  "transactions; back at once when others wait behind a long one)")
       ->check(CLI::Range(1, 65535));
   cmd->add_flag("--exit-when-done", opts->exit_when_done, "exit once the study (--study) is over");
   cmd->add_flag("-q,--quiet", *quiet, "no line at start (device, slots, pack) or summary at exit");

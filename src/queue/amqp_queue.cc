@@ -31,10 +31,15 @@ constexpr size_t kPublishChunk = 1000;  // messages per wait for confirms
 constexpr milliseconds kMaxBackoff{5000};
 constexpr size_t kMaxStartBatch = 64;  // deliveries started per store transaction, at most
 // Adaptive prefetch (AmqpQueueOptions::max_prefetch): raised after kShortInARow trials in a
-// row each acked within kShortHold of receive(), dropped once one is held for kLongHold.
+// row each acked within kShortHold of receive(), dropped once one is held for kLongHold, or
+// once deliveries have waited kLongStall with the worker taking none of them: its trial in
+// hand takes long, and another worker could run them (a sweep's short trials raise it, its
+// long ones then sat behind one another in one worker while the other idled: Sweep A's
+// last 12 trials, 450 ms).
 constexpr milliseconds kShortHold{50};
 constexpr int kShortInARow = 8;
 constexpr milliseconds kLongHold{1000};
+constexpr milliseconds kLongStall{100};
 
 std::string message_body(int64_t trial_id, int64_t study_id, int64_t number) {
   return nlohmann::json{{"trial", trial_id}, {"study", study_id}, {"number", number}}.dump();
@@ -105,7 +110,8 @@ class AmqpQueue final : public TrialQueue {
         if (!started_.empty()) {
           Delivery d = std::move(started_.front());
           started_.pop_front();
-          held_[{d.trial_id, d.attempt}] = std::chrono::steady_clock::now();
+          last_taken_ = std::chrono::steady_clock::now();
+          held_[{d.trial_id, d.attempt}] = last_taken_;
           return d;
         }
         if (fatal_) throw *fatal_;
@@ -173,18 +179,13 @@ class AmqpQueue final : public TrialQueue {
     post({Command::kAck, d.tag, d.connection});
   }
 
-  // Stops consuming and hands back what came ahead of receive(), the same way as requeue:
-  // the trials started together in the store are released, and every message goes back as a
-  // copy before the original is acked.
+  // Stops consuming and hands back what came ahead of receive() (see hand_back_waiting).
   void close() override {
     stop_consumer();
     MutexLock lock(mu_);
     if (!consumer_) {
       // Nothing to ack them on: the broker requeued the messages already.
-      for (const Delivery& d : started_) {
-        keeper_.remove(d.trial_id, d.attempt);
-        store_.release_trial(d.trial_id, d.attempt);
-      }
+      give_back(started_);
       started_.clear();
       inbox_.clear();
       return;
@@ -252,28 +253,47 @@ class AmqpQueue final : public TrialQueue {
     return a;
   }
   void send_back(const Ahead& a) EXCLUDES(mu_) {
-    for (const Delivery& d : a.started) requeue(d);
+    const std::vector<bool> given = give_back(a.started);
+    for (size_t i = 0; i < a.started.size(); ++i) {
+      const Delivery& d = a.started[i];
+      if (given[i]) publish_copy(message_body(d.trial_id, d.study_id, d.number));
+      post({Command::kAck, d.tag, d.connection});
+    }
     for (const Raw& raw : a.raw) {
       publish_copy(raw.body);
       post({Command::kAck, raw.tag, raw.connection});
     }
   }
 
+  // Trials started in the store ahead of receive() and never handed out go back as if they
+  // had never started (Store::give_back_trials: the next start is the same attempt, so a
+  // hand-back leaves no trace in a trial's history). Element i: whether started[i] was still
+  // this worker's. Their leases stop being renewed first: if the store is away, they expire.
+  std::vector<bool> give_back(const std::deque<Delivery>& started) {
+    if (started.empty()) return {};
+    std::vector<store::AttemptRef> attempts;
+    for (const Delivery& d : started) {
+      keeper_.remove(d.trial_id, d.attempt);
+      attempts.push_back({d.trial_id, d.attempt});
+    }
+    return store_.give_back_trials(attempts);
+  }
+
   // Hands back what came ahead of receive(), the way requeue does: the trials started
-  // together in the store are released, and every message goes back as a copy before the
+  // together in the store are given back, and every message goes back as a copy before the
   // original is acked (so no delivery is used up).
   void hand_back_waiting() REQUIRES(mu_) {
     std::deque<Delivery> started;
     started.swap(started_);
-    for (const Delivery& d : started) keeper_.remove(d.trial_id, d.attempt);
+    const std::vector<bool> given = give_back(started);
     auto hand_back = [&](const std::string& body, uint64_t tag) REQUIRES(mu_) {
       publish_copy(body);
       consumer_->ack(tag);
     };
-    for (const Delivery& d : started) {
-      const bool released = store_.release_trial(d.trial_id, d.attempt);
+    for (size_t i = 0; i < started.size(); ++i) {
+      const Delivery& d = started[i];
       if (d.connection != generation_) continue;  // the broker requeued it when that went
-      if (released) {
+      if (given[i]) {
         hand_back(message_body(d.trial_id, d.study_id, d.number), d.tag);
       } else {
         consumer_->ack(d.tag);  // taken over meanwhile: not ours to hand back
@@ -302,13 +322,19 @@ class AmqpQueue final : public TrialQueue {
     if (boost_wanted_ && boost_tag_.empty()) {
       consumer_->qos(options_.max_prefetch - options_.prefetch);
       boost_tag_ = consumer_->consume(layout_.trials);
-    } else if (!boost_tag_.empty() && held_longer_than(kLongHold)) {
+    } else if (!boost_tag_.empty() && (held_longer_than(kLongHold) || stalled())) {
       consumer_->cancel(boost_tag_);
       boost_tag_.clear();
       fast_streak_ = 0;
       hand_back_waiting();
     }
     boost_wanted_ = false;
+  }
+
+  // Deliveries wait here (started or not) and the worker has taken none for kLongStall.
+  bool waiting() const REQUIRES(mu_) { return !started_.empty() || !inbox_.empty(); }
+  bool stalled() const REQUIRES(mu_) {
+    return waiting() && std::chrono::steady_clock::now() - last_taken_ >= kLongStall;
   }
 
   bool held_longer_than(milliseconds limit) const REQUIRES(mu_) {
@@ -396,6 +422,7 @@ class AmqpQueue final : public TrialQueue {
     if (ready.empty()) return;
     {
       MutexLock lock(mu_);
+      if (!waiting()) last_taken_ = std::chrono::steady_clock::now();  // the wait starts
       for (Delivery& d : ready) started_.push_back(std::move(d));
     }
     cv_.notify_all();
@@ -476,9 +503,9 @@ class AmqpQueue final : public TrialQueue {
 
   // Waits until the socket has data or a command is posted (at most a second, so that
   // heartbeats are sent while idle).
-  void wait_for_work(int socket_fd) {
+  void wait_for_work(int socket_fd, milliseconds timeout) {
     pollfd fds[2] = {{socket_fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (poll(fds, 2, 1000) > 0 && (fds[1].revents & POLLIN)) {
+    if (poll(fds, 2, static_cast<int>(timeout.count())) > 0 && (fds[1].revents & POLLIN)) {
       uint64_t count;
       [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof(count));
     }
@@ -506,10 +533,13 @@ class AmqpQueue final : public TrialQueue {
         adapt_prefetch();
         const bool ready = consumer_->buffered();
         const int fd = consumer_->fd();
+        // While raised with deliveries waiting, look again soon: a stall ends the raise.
+        const milliseconds wait = !boost_tag_.empty() && waiting() ? milliseconds(20) : kLongHold;
         lock.unlock();
-        if (!ready) wait_for_work(fd);
+        if (!ready) wait_for_work(fd, wait);
         lock.lock();
         bool got = false;
+        if (!waiting()) last_taken_ = std::chrono::steady_clock::now();  // a wait may start
         while (std::optional<amqp::Message> m = consumer_->poll_delivery()) {
           inbox_.push_back({m->tag, std::move(m->body), generation_, m->redelivered});
           got = true;
@@ -563,6 +593,8 @@ class AmqpQueue final : public TrialQueue {
   int fast_streak_ GUARDED_BY(mu_) = 0;        // trials acked within kShortHold in a row
   bool boost_wanted_ GUARDED_BY(mu_) = false;  // raise the prefetch (I/O thread)
   std::string boost_tag_ GUARDED_BY(mu_);      // the raising consumer's tag; empty: none
+  // When receive() last handed out a delivery, or deliveries started waiting (see stalled).
+  std::chrono::steady_clock::time_point last_taken_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread io_;
   LeaseKeeper keeper_;  // last: its thread uses the store and stops first

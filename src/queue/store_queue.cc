@@ -50,14 +50,16 @@ class StoreQueue final : public TrialQueue {
     return d;
   }
 
+  // The claims in hand go back as if never made (Store::give_back_trials), in one
+  // transaction.
   void close() override {
     MutexLock lock(mu_);
-    while (!prefetched_.empty()) {
-      const Delivery& d = prefetched_.front();
-      store_.release_trial(d.trial_id, d.attempt);
-      keeper_.remove(d.trial_id, d.attempt);
-      prefetched_.pop_front();
-    }
+    if (prefetched_.empty()) return;
+    std::vector<store::AttemptRef> attempts;
+    for (const Delivery& d : prefetched_) attempts.push_back({d.trial_id, d.attempt});
+    store_.give_back_trials(attempts);
+    for (const Delivery& d : prefetched_) keeper_.remove(d.trial_id, d.attempt);
+    prefetched_.clear();
   }
 
   // While trials are short, the results' transaction also tops the trials in hand up to a

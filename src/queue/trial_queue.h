@@ -65,8 +65,9 @@ class TrialQueue {
   virtual void ack(const Delivery& d) = 0;
   // Hands d back unfinished (SIGTERM) without counting it against the retry limit.
   virtual void requeue(const Delivery& d) = 0;
-  // Hands back the trials taken ahead (prefetched) and not yet returned by receive();
-  // call before the worker stops. receive() may be called again afterwards.
+  // Hands back the trials taken ahead (prefetched) and not yet returned by receive(), as if
+  // never taken (Store::give_back_trials: their next start is the same attempt); call
+  // before the worker stops. receive() may be called again afterwards.
   virtual void close() = 0;
   // True once d is known to be no longer this worker's (its lease ran out and it may be
   // running elsewhere): stop training it; its result will not be accepted unless nobody
@@ -119,7 +120,8 @@ struct AmqpQueueOptions {
   int prefetch = 1;
   // Above prefetch: the queue raises what it holds to this while trials are short (each
   // acked within 50 ms of receive, 8 in a row), and drops back to prefetch, handing back
-  // what waits, as soon as one is held for a second. 0: prefetch, fixed.
+  // what waits, as soon as deliveries have waited 100 ms without the worker taking one (its
+  // trial in hand takes long), or one is held for a second. 0: prefetch, fixed.
   int max_prefetch = 0;
   // Lost attempts (started, never finished: the worker died) before the store fails a
   // trial. The broker's own delivery limit is a backstop above it (broker_delivery_limit):

@@ -89,9 +89,9 @@ struct TrialRecord {
   std::string dataset{};
   nlohmann::json params{};
   TrialStatus status = TrialStatus::kQueued;
-  int attempts = 0;               // attempts started (claims), handed-back ones included
-  int lost = 0;                   // attempts whose lease expired (counted against the retry limit)
-  nlohmann::json result{};        // null until finished
+  int attempts = 0;         // attempts started (claims), released ones included, given-back not
+  int lost = 0;             // attempts whose lease expired (counted against the retry limit)
+  nlohmann::json result{};  // null until finished
   std::optional<double> value{};  // the study metric, if the trial produced one
   std::string error{};            // why it failed/diverged; "" otherwise
   std::string worker_id{};        // worker of the current or last attempt; "" if none
@@ -111,6 +111,12 @@ struct AttemptRecord {
   Time started_at{};
   std::optional<Time> finished_at{};
   std::string outcome{};
+};
+
+// Names one attempt of one trial.
+struct AttemptRef {
+  int64_t trial_id = 0;
+  int attempt = 0;
 };
 
 // Metrics of one epoch; NaN means "not measured" (or a diverged loss).

@@ -479,20 +479,60 @@ bool SqlStore<Db>::release_trial(int64_t trial_id, int attempt) {
   check_attempt("release_trial", attempt);
   MutexLock lock(mu_);
   return write("release_trial", [&]() REQUIRES(mu_) {
-    const int64_t now = now_ms();
-    const int64_t changed = db_.exec(
-        sql("UPDATE trials SET status = ", dialect_.back_status,
-            ", lease_expires = NULL, finished_at = CASE WHEN ", dialect_.back_status,
-            " = 'cancelled' THEN ?3 END WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
-        trial_id, attempt, now);
-    if (changed == 0) return false;
-    log_changes({trial_id});
-    db_.exec(
-        "UPDATE attempts SET outcome = 'released', finished_at = ?3 "
-        "WHERE trial_id = ?1 AND attempt = ?2",
-        trial_id, attempt, now);
-    return true;
+    return release({trial_id, attempt}, now_ms());
   });
+}
+
+template <typename Db>
+std::vector<bool> SqlStore<Db>::give_back_trials(const std::vector<AttemptRef>& attempts) {
+  for (const AttemptRef& a : attempts) check_attempt("give_back_trials", a.attempt);
+  if (attempts.empty()) return {};
+  MutexLock lock(mu_);
+  return write("give_back_trials", [&]() REQUIRES(mu_) {
+    const int64_t now = now_ms();
+    std::vector<bool> given(attempts.size(), false);
+    for (size_t i = 0; i < attempts.size(); ++i)
+      given[i] = undo_start(attempts[i], now) || release(attempts[i], now);
+    return given;
+  });
+}
+
+template <typename Db>
+bool SqlStore<Db>::release(const AttemptRef& a, int64_t now) {
+  const int64_t changed = db_.exec(
+      sql("UPDATE trials SET status = ", dialect_.back_status,
+          ", lease_expires = NULL, finished_at = CASE WHEN ", dialect_.back_status,
+          " = 'cancelled' THEN ?3 END WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
+      a.trial_id, a.attempt, now);
+  if (changed == 0) return false;
+  log_changes({a.trial_id});
+  db_.exec(
+      "UPDATE attempts SET outcome = 'released', finished_at = ?3 "
+      "WHERE trial_id = ?1 AND attempt = ?2",
+      a.trial_id, a.attempt, now);
+  return true;
+}
+
+// The trial gets back what the start changed: its attempt count, and the worker and start
+// time of its previous attempt (none before the first); the attempt's row goes. Only while
+// the attempt stored no epoch records (deleting its row would delete them).
+template <typename Db>
+bool SqlStore<Db>::undo_start(const AttemptRef& a, int64_t now) {
+  const int64_t changed = db_.exec(
+      sql("UPDATE trials SET status = ", dialect_.back_status,
+          ", attempts = ?4, lease_expires = NULL, finished_at = CASE WHEN ", dialect_.back_status,
+          " = 'cancelled' THEN ?3 END, "
+          "worker_id = (SELECT p.worker_id FROM attempts p WHERE p.trial_id = ?1 AND "
+          "p.attempt = ?4), "
+          "started_at = (SELECT p.started_at FROM attempts p WHERE p.trial_id = ?1 AND "
+          "p.attempt = ?4) "
+          "WHERE id = ?1 AND attempts = ?2 AND status = 'running' AND NOT EXISTS "
+          "(SELECT 1 FROM epochs e WHERE e.trial_id = ?1 AND e.attempt = ?2)"),
+      a.trial_id, a.attempt, now, a.attempt - 1);
+  if (changed == 0) return false;
+  log_changes({a.trial_id});
+  db_.exec("DELETE FROM attempts WHERE trial_id = ?1 AND attempt = ?2", a.trial_id, a.attempt);
+  return true;
 }
 
 // ---- kept weights

@@ -80,6 +80,7 @@ class SqlStore : public Store {
                     const std::vector<EpochRow>& epochs) override;
   std::vector<bool> finish_trials(const std::vector<TrialFinish>& finishes) override;
   bool release_trial(int64_t trial_id, int attempt) override;
+  std::vector<bool> give_back_trials(const std::vector<AttemptRef>& attempts) override;
   std::optional<KeptWeights> find_weights(int64_t trial_id, bool with_bytes) override;
   std::vector<KeptWeights> list_weights(int64_t study_id) override;
 
@@ -238,7 +239,11 @@ class SqlStore : public Store {
                                   std::chrono::milliseconds lease, int max_attempts, int64_t now)
       REQUIRES(mu_);
   void keep_weights(const TrialFinish& f, int64_t now) REQUIRES(mu_);  // inside a write
-  bool lock_trial(int64_t trial_id) REQUIRES(mu_);                     // inside a write transaction
+  // Inside a write transaction: see Store::release_trial and Store::give_back_trials
+  // (undo_start: the give-back of an attempt that stored nothing).
+  bool release(const AttemptRef& a, int64_t now) REQUIRES(mu_);
+  bool undo_start(const AttemptRef& a, int64_t now) REQUIRES(mu_);
+  bool lock_trial(int64_t trial_id) REQUIRES(mu_);  // inside a write transaction
   template <typename Cursor>
   StudyRecord read_study(const Cursor& q) const;
   template <typename Cursor>

@@ -154,6 +154,14 @@ class Store {
   // study was cancelled) without counting against the retry limit; outcome "released".
   // false when the attempt is no longer current.
   virtual bool release_trial(int64_t trial_id, int attempt) = 0;
+  // Hands back attempts a queue started ahead of its worker and the worker never took (a
+  // broker's deliveries, claims in hand): in one transaction, each is undone as if it had
+  // never started, so its trial is queued again (cancelled if its study was) with its attempt
+  // count and last worker as before, and the next start is the same attempt number (a
+  // fault-free study still runs every trial as attempt 1). An attempt that stored epoch
+  // records is released instead (release_trial), so nothing stored is lost. Element i is
+  // false when attempts[i] is no longer its trial's current running attempt.
+  virtual std::vector<bool> give_back_trials(const std::vector<AttemptRef>& attempts) = 0;
 
   // ---- kept weights
   // The weights kept for a trial (with their bytes when with_bytes), or nullopt when none

@@ -264,16 +264,20 @@ TEST_F(StoreTest, StoreQueuePrefetchesShortTrialsAndHandsThemBackOnClose) {
   EXPECT_EQ(numbers, (std::vector<int64_t>{0, 1, 2, 3}));
   const store::StudyCounts held = store_->counts(study);
   EXPECT_GT(held[store::TrialStatus::kRunning], 0) << "nothing was claimed ahead";
+  const auto before_close = store_->stats().transactions;
   queue->close();
+  EXPECT_EQ(store_->stats().transactions - before_close, 1) << "one transaction hands all back";
   const store::StudyCounts after = store_->counts(study);
   EXPECT_EQ(after[store::TrialStatus::kRunning], 0);
   EXPECT_EQ(after[store::TrialStatus::kQueued], 16);
-  // Handed back, not lost: the next claim is attempt 2 of the lowest remaining number and
-  // the trial has no lost attempt.
+  // Given back as if never claimed: the next claim is attempt 1 of the lowest remaining
+  // number, with no lost or released attempt before it.
   std::optional<store::Claim> c = store_->claim_next("w2", {study});
   ASSERT_TRUE(c);
   EXPECT_EQ(c->number, 4);
+  EXPECT_EQ(c->attempt, 1);
   EXPECT_EQ(store_->get_trial(c->trial_id).lost, 0);
+  EXPECT_EQ(store_->list_attempts(c->trial_id).size(), 1u);
 }
 
 // While trials are short, committing results also tops the trials in hand up to a batch:

@@ -329,5 +329,106 @@ TEST_P(StoreTest, EveryDeliveryChangeIsInTheChangeLog) {
   changed_once(TrialStatus::kFailed, 2);
 }
 
+// Trials a queue started ahead of its worker and never ran go back as if never started: in
+// one transaction, queued with their attempt count, worker and start time as before, no
+// attempt row, a change logged; the next start is the same attempt number.
+TEST_P(StoreTest, GiveBackTrialsUndoesStartsThatRanNothing) {
+  const int64_t study = study_with_trials("s", 3);
+  const std::vector<TrialRecord> t = store_->list_trials(study, {});
+  const std::vector<Store::Start> s =
+      store_->start_trials({t[0].id, t[1].id, t[2].id}, "w1", kDeliveryLease);
+  ASSERT_TRUE(s[0].claim && s[1].claim && s[2].claim);
+  clock_.advance(milliseconds(20));
+  const int64_t before = store_->last_trial_change();
+  const uint64_t transactions = store_->stats().transactions;
+  EXPECT_EQ(store_->give_back_trials({{t[0].id, 1}, {t[2].id, 1}}),
+            (std::vector<bool>{true, true}));
+  EXPECT_EQ(store_->stats().transactions, transactions + 1);
+  for (int64_t id : {t[0].id, t[2].id}) {
+    const TrialRecord back = store_->get_trial(id);
+    EXPECT_EQ(back.status, TrialStatus::kQueued);
+    EXPECT_EQ(back.attempts, 0);
+    EXPECT_EQ(back.lost, 0);
+    EXPECT_EQ(back.worker_id, "");
+    EXPECT_FALSE(back.started_at);
+    EXPECT_FALSE(back.lease_expires);
+    EXPECT_TRUE(store_->list_attempts(id).empty());
+  }
+  EXPECT_EQ(store_->get_trial(t[1].id).status, TrialStatus::kRunning);  // not given back
+  std::vector<TrialRecord> changed = store_->trials_changed_since(before, 100);
+  ASSERT_EQ(changed.size(), 2u);
+  EXPECT_EQ(changed[0].status, TrialStatus::kQueued);
+  EXPECT_EQ(store_->counts(study)[TrialStatus::kQueued], 2);
+  // Their leases are gone with them: renewing fails, and the next start is attempt 1 again,
+  // by delivery or by claim.
+  EXPECT_FALSE(store_->renew_lease(t[0].id, 1, "w1", kDeliveryLease));
+  std::optional<Claim> again = store_->start_trial(t[0].id, "w2", kDeliveryLease);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->attempt, 1);
+  std::optional<Claim> claimed = store_->claim_next("w3", {.lease = kDeliveryLease});
+  ASSERT_TRUE(claimed);
+  EXPECT_EQ(claimed->trial_id, t[2].id);
+  EXPECT_EQ(claimed->attempt, 1);
+  ASSERT_EQ(store_->list_attempts(t[2].id).size(), 1u);
+  EXPECT_EQ(store_->list_attempts(t[2].id)[0].worker_id, "w3");
+}
+
+// Given back after a redelivery: the lost attempt before it stays (and counts), and the
+// trial names that attempt's worker and start again.
+TEST_P(StoreTest, GiveBackAfterARedeliveryKeepsTheLostAttempt) {
+  study_with_trials("s", 1);
+  const Claim first = *store_->claim_next("w1", {.lease = kDeliveryLease});
+  const Time first_start = clock_.now();
+  clock_.advance(milliseconds(500));
+  std::optional<Claim> second = store_->start_trial(first.trial_id, "w2", kDeliveryLease);
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->attempt, 2);
+  EXPECT_EQ(store_->give_back_trials({{first.trial_id, 2}}), (std::vector<bool>{true}));
+  const TrialRecord back = store_->get_trial(first.trial_id);
+  EXPECT_EQ(back.status, TrialStatus::kQueued);
+  EXPECT_EQ(back.attempts, 1);
+  EXPECT_EQ(back.lost, 1);
+  EXPECT_EQ(back.worker_id, "w1");
+  EXPECT_EQ(back.started_at, first_start);
+  std::vector<AttemptRecord> a = store_->list_attempts(first.trial_id);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].outcome, "lost");
+  EXPECT_EQ(store_->start_trial(first.trial_id, "w3", kDeliveryLease)->attempt, 2);
+}
+
+// An attempt that stored epochs keeps them: it is released (outcome "released"), and the
+// next start is the attempt after it. A stale or finished attempt changes nothing; a
+// cancelled study's trial goes back cancelled.
+TEST_P(StoreTest, GiveBackReleasesWhatStoredEpochsAndSkipsWhatIsNotCurrent) {
+  const int64_t study = study_with_trials("s", 3);
+  const std::vector<TrialRecord> t = store_->list_trials(study, {});
+  const std::vector<Store::Start> s =
+      store_->start_trials({t[0].id, t[1].id, t[2].id}, "w1", kDeliveryLease);
+  ASSERT_TRUE(store_->append_epochs(t[0].id, 1, {{1, 0.5, 0.5, 0.5, 0.1, nullptr}}));
+  ASSERT_TRUE(store_->finish_trial(t[1].id, 1, TrialStatus::kCompleted, nullptr, 0.9, ""));
+  const int64_t before = store_->last_trial_change();
+  EXPECT_EQ(store_->give_back_trials({{t[0].id, 1}, {t[1].id, 1}, {t[2].id, 2}}),
+            (std::vector<bool>{true, false, false}));
+  const TrialRecord kept = store_->get_trial(t[0].id);
+  EXPECT_EQ(kept.status, TrialStatus::kQueued);
+  EXPECT_EQ(kept.attempts, 1);
+  ASSERT_EQ(store_->list_attempts(t[0].id).size(), 1u);
+  EXPECT_EQ(store_->list_attempts(t[0].id)[0].outcome, "released");
+  EXPECT_EQ(store_->list_epochs(t[0].id).size(), 1u);
+  EXPECT_EQ(store_->get_trial(t[1].id).status, TrialStatus::kCompleted);
+  EXPECT_EQ(store_->get_trial(t[2].id).status, TrialStatus::kRunning);
+  EXPECT_EQ(store_->trials_changed_since(before, 100).size(), 1u);
+  EXPECT_EQ(store_->start_trial(t[0].id, "w2", kDeliveryLease)->attempt, 2);
+
+  store_->cancel_study(study);  // running trials keep running until their worker reports
+  EXPECT_EQ(store_->give_back_trials({{t[2].id, 1}}), (std::vector<bool>{true}));
+  const TrialRecord cancelled = store_->get_trial(t[2].id);
+  EXPECT_EQ(cancelled.status, TrialStatus::kCancelled);
+  EXPECT_EQ(cancelled.attempts, 0);
+  EXPECT_TRUE(cancelled.finished_at);
+  EXPECT_TRUE(store_->give_back_trials({}).empty());
+  EXPECT_THROW(store_->give_back_trials({{t[2].id, 0}}), Error);
+}
+
 }  // namespace
 }  // namespace layerlab::store
