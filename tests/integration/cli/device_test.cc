@@ -19,9 +19,10 @@ namespace {
 
 using testing::run_layerlab;
 
-// The DT_NEEDED entries of a 64-bit little-endian ELF file (what `readelf -d` lists as
-// NEEDED): the libraries the dynamic loader loads with it.
-std::vector<std::string> needed_libraries(const std::string& path) {
+// The string entries of one tag in the dynamic section of a 64-bit little-endian ELF file
+// (what `readelf -d` lists): DT_NEEDED, the libraries the dynamic loader loads with it;
+// DT_RUNPATH, where it looks for them.
+std::vector<std::string> dynamic_strings(const std::string& path, int64_t tag) {
   std::ifstream in(path, std::ios::binary);
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -50,7 +51,7 @@ std::vector<std::string> needed_libraries(const std::string& path) {
       Elf64_Dyn d;
       std::memcpy(&d, data + dyn.sh_offset + off, sizeof d);
       if (d.d_tag == DT_NULL) break;
-      if (d.d_tag == DT_NEEDED)
+      if (d.d_tag == tag)
         out.emplace_back(reinterpret_cast<const char*>(data + strtab.sh_offset + d.d_un.d_val));
     }
   }
@@ -69,7 +70,7 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 TEST(CudaModule, TheBinaryLinksNoCudaLibrary) {
-  const auto needed = needed_libraries(LAYERLAB_BINARY);
+  const auto needed = dynamic_strings(LAYERLAB_BINARY, DT_NEEDED);
   // The reader works: the binary needs OpenBLAS and the C library.
   EXPECT_TRUE(any_starts_with(needed, "libopenblas")) << joined(needed);
   EXPECT_TRUE(any_starts_with(needed, "libc.so")) << joined(needed);
@@ -79,7 +80,7 @@ TEST(CudaModule, TheBinaryLinksNoCudaLibrary) {
 
 #ifdef LAYERLAB_BUILT_CUDA_MODULE
 TEST(CudaModule, TheModuleLinksTheCudaLibraries) {
-  const auto needed = needed_libraries(LAYERLAB_BUILT_CUDA_MODULE);
+  const auto needed = dynamic_strings(LAYERLAB_BUILT_CUDA_MODULE, DT_NEEDED);
   EXPECT_TRUE(any_starts_with(needed, "libcublas.so")) << joined(needed);
   EXPECT_TRUE(any_starts_with(needed, "libcudart.so")) << joined(needed);
   // It sits beside the binary, where the binary looks for it.
@@ -157,6 +158,25 @@ TEST(CudaModule, TheBuiltModuleLoadsAndNamesTheMissingDevice) {
   EXPECT_NE(r.err.find("use --device cpu"), std::string::npos) << r.err;
 }
 #endif
+
+// Every directory the loader searches for the binary's libraries is absolute: an empty
+// entry (CMake pads an installed target's build-tree RUNPATH with a trailing ':') or a
+// relative one means the current directory, where anyone could leave a libcrypto.so.3.
+TEST(Binary, ItsLibrarySearchPathHasNoRelativeDirectory) {
+  std::vector<std::string> paths = dynamic_strings(LAYERLAB_BINARY, DT_RUNPATH);
+  for (std::string& p : dynamic_strings(LAYERLAB_BINARY, DT_RPATH)) paths.push_back(p);
+  for (const std::string& list : paths) {
+    size_t from = 0;
+    for (;;) {
+      const size_t colon = list.find(':', from);
+      const std::string dir = list.substr(from, colon - from);
+      EXPECT_TRUE(dir.rfind('/', 0) == 0 || dir.rfind("$ORIGIN", 0) == 0)
+          << "'" << dir << "' in '" << list << "'";
+      if (colon == std::string::npos) break;
+      from = colon + 1;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace layerlab
