@@ -127,6 +127,33 @@ TEST(Cluster, APoisonTrialEndsFailedInTheDeadLetterQueue) {
   EXPECT_EQ(queue_depth("c." + test_name() + ".dead", 1), 1);
 }
 
+// How many processes have `entry` (NAME=VALUE) in their environment.
+int processes_with_environment(const std::string& entry) {
+  int found = 0;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = proc.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(proc.path() / "environ", std::ios::binary);
+    for (std::string var; std::getline(in, var, '\0');)
+      if (var == entry) ++found;
+  }
+  return found;
+}
+
+// A broker that refuses the login stops `run` with the reason (exit 3, the password
+// hidden), though its workers start before the first trials are published: they stop with
+// it, and none is left running (none holds the run's store URL in its environment).
+TEST(Cluster, ARefusedBrokerLoginStopsRunAndItsWorkers) {
+  ClusterStudy c = cluster_study(kQuickStudy);
+  c.broker.replace(c.broker.find(":guest@"), 7, ":not-the-password@");
+  const auto r = run_layerlab(run_args(c, 2));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("ACCESS_REFUSED"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("guest:***@"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("not-the-password"), std::string::npos) << r.err;
+  EXPECT_EQ(processes_with_environment("LAYERLAB_STORE=" + c.study.store), 0);
+}
+
 // serve + submit + a worker with slots on the cluster; SIGTERM makes the worker hand back
 // what it holds and exit within seconds; another worker finishes the study.
 TEST(Cluster, SigtermHandsBackUnfinishedTrialsAndAnotherWorkerFinishes) {
