@@ -497,13 +497,19 @@ std::vector<bool> SqlStore<Db>::give_back_trials(const std::vector<AttemptRef>& 
   });
 }
 
+// The SET clause of a running trial going back to the queue (cancelled, finished at ?3, if
+// its study was).
+template <typename Db>
+std::string SqlStore<Db>::back_to_queue() const {
+  return sql("status = ", dialect_.back_status, ", lease_expires = NULL, finished_at = CASE WHEN ",
+             dialect_.back_status, " = 'cancelled' THEN ?3 END");
+}
+
 template <typename Db>
 bool SqlStore<Db>::release(const AttemptRef& a, int64_t now) {
-  const int64_t changed = db_.exec(
-      sql("UPDATE trials SET status = ", dialect_.back_status,
-          ", lease_expires = NULL, finished_at = CASE WHEN ", dialect_.back_status,
-          " = 'cancelled' THEN ?3 END WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
-      a.trial_id, a.attempt, now);
+  const int64_t changed = db_.exec(sql("UPDATE trials SET ", back_to_queue(),
+                                       " WHERE id = ?1 AND attempts = ?2 AND status = 'running'"),
+                                   a.trial_id, a.attempt, now);
   if (changed == 0) return false;
   log_changes({a.trial_id});
   db_.exec(
@@ -518,17 +524,16 @@ bool SqlStore<Db>::release(const AttemptRef& a, int64_t now) {
 // the attempt stored no epoch records (deleting its row would delete them).
 template <typename Db>
 bool SqlStore<Db>::undo_start(const AttemptRef& a, int64_t now) {
-  const int64_t changed = db_.exec(
-      sql("UPDATE trials SET status = ", dialect_.back_status,
-          ", attempts = ?4, lease_expires = NULL, finished_at = CASE WHEN ", dialect_.back_status,
-          " = 'cancelled' THEN ?3 END, "
-          "worker_id = (SELECT p.worker_id FROM attempts p WHERE p.trial_id = ?1 AND "
-          "p.attempt = ?4), "
-          "started_at = (SELECT p.started_at FROM attempts p WHERE p.trial_id = ?1 AND "
-          "p.attempt = ?4) "
-          "WHERE id = ?1 AND attempts = ?2 AND status = 'running' AND NOT EXISTS "
-          "(SELECT 1 FROM epochs e WHERE e.trial_id = ?1 AND e.attempt = ?2)"),
-      a.trial_id, a.attempt, now, a.attempt - 1);
+  const int64_t changed =
+      db_.exec(sql("UPDATE trials SET ", back_to_queue(),
+                   ", attempts = ?4, "
+                   "worker_id = (SELECT p.worker_id FROM attempts p WHERE p.trial_id = ?1 AND "
+                   "p.attempt = ?4), "
+                   "started_at = (SELECT p.started_at FROM attempts p WHERE p.trial_id = ?1 AND "
+                   "p.attempt = ?4) "
+                   "WHERE id = ?1 AND attempts = ?2 AND status = 'running' AND NOT EXISTS "
+                   "(SELECT 1 FROM epochs e WHERE e.trial_id = ?1 AND e.attempt = ?2)"),
+               a.trial_id, a.attempt, now, a.attempt - 1);
   if (changed == 0) return false;
   log_changes({a.trial_id});
   db_.exec("DELETE FROM attempts WHERE trial_id = ?1 AND attempt = ?2", a.trial_id, a.attempt);

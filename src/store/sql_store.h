@@ -242,6 +242,7 @@ class SqlStore : public Store {
   // Inside a write transaction: see Store::release_trial and Store::give_back_trials
   // (undo_start: the give-back of an attempt that stored nothing).
   bool release(const AttemptRef& a, int64_t now) REQUIRES(mu_);
+  std::string back_to_queue() const;
   bool undo_start(const AttemptRef& a, int64_t now) REQUIRES(mu_);
   bool lock_trial(int64_t trial_id) REQUIRES(mu_);  // inside a write transaction
   template <typename Cursor>
