@@ -49,10 +49,11 @@ class SlotTest : public ::testing::Test {
  protected:
   SlotTest() : store_(open_store()), backend_(backend::make_backend("cpu", 1)) {}
 
-  // A connection to the test's store (on its clock), as another worker would have.
-  std::unique_ptr<store::Store> open_store() {
+  // A connection to the test's store (on the test's clock unless given another), as another
+  // worker would have.
+  std::unique_ptr<store::Store> open_store(store::Clock* clock = nullptr) {
     store::StoreOptions o;
-    o.clock = &clock_;
+    o.clock = clock ? clock : &clock_;
     return store::open_store("sqlite:" + dir_.path("s.db"), o);
   }
 
@@ -205,13 +206,18 @@ TEST_F(SlotTest, AStopRequestHandsBackTheTrialInTrainingAndCommitsWhatIsDone) {
 
 TEST_F(SlotTest, ALeaseLostMidTrialStopsTheTrialAndLeavesItToItsNewWorker) {
   const int64_t study = make_study("lost", 1, 3);
-  auto thief = open_store();
+  // The keeper renews every 10 ms of real time, so a renewal can land between the clock's
+  // advance and the steal. The thief's clock runs a minute ahead of the worker's: no renewal
+  // of the worker reaches past it, and the steal does not depend on that timing.
+  store::ManualClock thief_clock(clock_.now());
+  auto thief = open_store(&thief_clock);
   hook_.on = [&](CrashPoint p, int64_t number) {
     if (p != CrashPoint::kAfterEpoch || number != 1) return;
     // The lease runs out (the worker looked dead) and another worker takes the trial over;
     // this worker's next renewal fails.
     // (Trial 0, trained and waiting to be committed with others, loses its lease too.)
     clock_.advance(milliseconds(60'000));
+    thief_clock.advance(milliseconds(120'000));
     std::optional<store::Claim> c;
     for (int i = 0; i < 2 && (!c || c->number != 1); ++i) c = thief->claim_next("w2", {study});
     ASSERT_TRUE(c && c->number == 1);
