@@ -80,22 +80,24 @@ int run(const RunFlags& f) {
   const study::StudySpec spec = study::load_study_file(f.study_file);
   // Every dataset is loaded and checked, as the study file is, before anything is stored.
   study::check_datasets(spec);
+  const int workers =
+      f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<std::string> args = worker_args(f.worker);
+  args.insert(args.end(), {"--study", "-", "--exit-when-done", "--quiet"});
+  // The workers start first and are sent the study's id once it is stored: their start (a
+  // process, its libraries, a store connection) overlaps this one's (the store's connection
+  // and, on a new database, its tables; then on RabbitMQ the queue's declaration and the
+  // first publish). docs/benchmarks.md has what it gains on 2 cores.
+  WorkerPool pool(workers, args, f.worker.threads);
   auto store = store::open_store(f.worker.store_url);
   bool resumed = false;
   const int64_t study_id =
       create_or_resume(*store, spec, hide_url_password(f.worker.store_url), &resumed);
+  pool.send_study(study_id);
   queue::AmqpQueueOptions amqp;
   amqp.max_attempts = f.worker.max_attempts;
   auto queue = queue::make_queue(*store, "coordinator", f.worker.broker_url, {}, amqp);
   study::Coordinator coordinator(*store, *queue, spec, study_id);
-  const int workers =
-      f.workers > 0 ? f.workers : static_cast<int>(std::thread::hardware_concurrency());
-  std::vector<std::string> args = worker_args(f.worker);
-  args.insert(args.end(), {"--study", std::to_string(study_id), "--exit-when-done", "--quiet"});
-  // The workers start before the first trials are stored and published: their start (a
-  // process, store and broker connections, the dataset) overlaps this process's (on RabbitMQ
-  // the queue's declaration and the first publish, ~50 ms of a 24-trial sweep's start).
-  WorkerPool pool(workers, args, f.worker.threads);
   coordinator.top_up(2 * workers);
   std::unique_ptr<server::Server> dashboard;
   if (f.dashboard >= 0) {

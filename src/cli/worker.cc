@@ -3,6 +3,8 @@
 // the trials in hand and exits.
 #include "worker/worker.h"
 
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -12,6 +14,24 @@
 #include "common/error.h"
 
 namespace layerlab::cli {
+namespace {
+
+// `--study -`: the study's name or id, the first line of standard input (`run` starts its
+// workers before the study is stored and sends its id once it is).
+std::string study_from_stdin() {
+  char line[256];
+  if (!std::fgets(line, sizeof(line), stdin))
+    throw invalid_argument("--study -: standard input ended before naming a study");
+  size_t n = std::strlen(line);
+  if (n == sizeof(line) - 1 && line[n - 1] != '\n')
+    throw invalid_argument("--study -: the first line of standard input is longer than " +
+                           std::to_string(sizeof(line) - 2) + " characters");
+  while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) --n;
+  if (n == 0) throw invalid_argument("--study -: the first line of standard input is empty");
+  return std::string(line, n);
+}
+
+}  // namespace
 
 void add_worker_command(CLI::App& app) {
   auto flags = std::make_shared<WorkerFlags>();
@@ -23,7 +43,9 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--slots", opts->slots, "trials trained at once in this process")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  cmd->add_option("--study", *study, "only trials of this study (name or id); default: any");
+  cmd->add_option("--study", *study,
+                  "only trials of this study (name or id; -: the first line of standard "
+                  "input, read once the store is open); default: any");
   cmd->add_option("--prefetch", opts->prefetch,
                   "with --broker: trials in hand at once, fixed (default: slots x pack, "
                   "raised up to 32x while trials take milliseconds, so they share "
@@ -41,6 +63,7 @@ void add_worker_command(CLI::App& app) {
       throw invalid_argument("--exit-when-done needs --study");
     // The queue's connection, which resolves --study first.
     auto queue_store = store::open_store(o.store_url);
+    if (*study == "-") *study = study_from_stdin();
     if (!study->empty()) o.study_id = resolve_study(*queue_store, *study).id;
     if (!*quiet)
       std::cerr << "worker: device " << o.device << ", " << o.slots

@@ -109,4 +109,18 @@ inline bool wait_finished(const Study& s, const std::string& name, int64_t n) {
   return false;
 }
 
+// How many processes have `entry` (NAME=VALUE) in their environment (`run` hands its
+// workers the store's URL as LAYERLAB_STORE).
+inline int processes_with_environment(const std::string& entry) {
+  int found = 0;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = proc.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(proc.path() / "environ", std::ios::binary);
+    for (std::string var; std::getline(in, var, '\0');)
+      if (var == entry) ++found;
+  }
+  return found;
+}
+
 }  // namespace layerlab::testing

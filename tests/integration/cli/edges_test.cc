@@ -92,6 +92,45 @@ TEST(CommandEdge, AWorkersStudyIsCheckedBeforeItClaimsAnything) {
   EXPECT_NE(r.err.find("no study 'nope' in this store"), std::string::npos) << r.err;
 }
 
+// `--study -` (how `run` starts its workers before the study is stored): the study's name
+// or id is the first line of standard input, read once the store is open; what is wrong
+// with that line is said, naming the option.
+TEST(CommandEdge, AWorkerGivenStudyDashReadsItFromStandardInput) {
+  const auto dir = testing::fresh_dir("cli-worker-stdin");
+  std::ofstream(dir / "study.yaml") << "name: piped\ndatasets: [iris]\nparameters:\n"
+                                    << "  hidden_layers: {values: [1, 2]}\n"
+                                    << "  epochs: {value: 2}\n";
+  const std::string store = "sqlite:" + (dir / "s.db").string();
+  ASSERT_EQ(run_layerlab("run " + (dir / "study.yaml").string() + " --workers 1 --store " + store)
+                .exit_code,
+            0);
+  const std::string worker = "worker --store " + store + " --study - --exit-when-done -q";
+  // The finished study, by name and by id: the worker resolves it and has nothing to do.
+  auto r = run_layerlab(worker, "printf 'piped\\n' | timeout 60");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_layerlab(worker, "printf '1' | timeout 60");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_layerlab(worker, "printf 'pipe\\n' | timeout 60");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no study 'pipe' in this store (did you mean 'piped'?)"), std::string::npos)
+      << r.err;
+  r = run_layerlab(worker + " </dev/null", "timeout 60");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--study -: standard input ended before naming a study"), std::string::npos)
+      << r.err;
+  r = run_layerlab(worker, "printf '\\n' | timeout 60");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--study -: the first line of standard input is empty"), std::string::npos)
+      << r.err;
+  r = run_layerlab(worker, "head -c 100000 /dev/zero | tr '\\0' x | timeout 60");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--study -: the first line of standard input is longer than 254 "
+                       "characters"),
+            std::string::npos)
+      << r.err;
+  EXPECT_LT(r.err.size(), 400u) << "the line is not echoed";
+}
+
 TEST(CommandEdge, ATrialThatRunsOutOfMemoryFailsAloneAndTheStudyCompletes) {
   const auto dir = testing::fresh_dir("cli-oom-trial");
   std::ofstream(dir / "study.yaml") << "name: oom\ndatasets: [iris]\nseeds: [0, 1]\n"

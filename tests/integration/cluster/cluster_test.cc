@@ -29,6 +29,7 @@ using testing::export_json;
 using testing::kQuickStudy;
 using testing::kSlowStudy;
 using testing::outcomes;
+using testing::processes_with_environment;
 using testing::queue_depth;
 using testing::run_args;
 using testing::run_layerlab;
@@ -125,19 +126,6 @@ TEST(Cluster, APoisonTrialEndsFailedInTheDeadLetterQueue) {
     }
   }
   EXPECT_EQ(queue_depth("c." + test_name() + ".dead", 1), 1);
-}
-
-// How many processes have `entry` (NAME=VALUE) in their environment.
-int processes_with_environment(const std::string& entry) {
-  int found = 0;
-  for (const auto& proc : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = proc.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(proc.path() / "environ", std::ios::binary);
-    for (std::string var; std::getline(in, var, '\0');)
-      if (var == entry) ++found;
-  }
-  return found;
 }
 
 // A broker that refuses the login stops `run` with the reason (exit 3, the password

@@ -19,6 +19,7 @@ using nlohmann::json;
 using testing::export_json;
 using testing::fresh_dir;
 using testing::kQuickStudy;
+using testing::processes_with_environment;
 using testing::run_layerlab;
 using testing::status;
 using testing::Study;
@@ -84,6 +85,12 @@ TEST(RunCommand, ChangedStudyFileUnderTheSameNameIsRefused) {
       std::string::npos)
       << r.err;
   EXPECT_EQ(status(s, "quick")["counts"]["completed"], 16);
+  // Its workers started before the study was looked up, waiting to be sent it: they end with
+  // run, having touched nothing, and say nothing of their own.
+  EXPECT_EQ(processes_with_environment("LAYERLAB_STORE=" + s.store), 0);
+  EXPECT_EQ(r.err.find("worker"), std::string::npos) << r.err;
+  for (const auto& [n, t] : trials_by_number(export_json(s, "quick")))
+    EXPECT_EQ(t["attempts"], 1) << "trial " << n;
 }
 
 struct CrashCase {
