@@ -34,10 +34,14 @@ std::string Progress::describe(const ProgressState& s, double elapsed) {
   return line;
 }
 
+bool Progress::due() const {
+  const auto since = std::chrono::steady_clock::now() - last_;
+  return !drawn_ || since >= (tty_ ? std::chrono::milliseconds(100) : plain_interval_);
+}
+
 void Progress::update(const ProgressState& s, bool force) {
+  if (!force && !due()) return;
   const auto now = std::chrono::steady_clock::now();
-  const auto since = now - last_;
-  if (!force && drawn_ && since < (tty_ ? std::chrono::milliseconds(100) : plain_interval_)) return;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const std::string text = describe(s, elapsed);
   if (tty_) {

@@ -26,6 +26,9 @@ class Progress {
   // Shows the state: always on a terminal (rate-limited to 10 per second), every
   // `plain_interval` otherwise; `force` shows it now (the final line).
   void update(const ProgressState& s, bool force = false);
+  // Whether update() without force would show anything now: the caller reads the store for
+  // a ProgressState only then (run's loop goes round every 25 ms; a state is two queries).
+  bool due() const;
 
   // One line for the state, without the bar: "120/300 done ... ETA 1m05s best ...".
   static std::string describe(const ProgressState& s, double elapsed_seconds);

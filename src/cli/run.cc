@@ -126,7 +126,7 @@ int run(const RunFlags& f) {
         complete = true;
         break;
       }
-      progress.update(progress_state(*store, coordinator, finished_at_start));
+      if (progress.due()) progress.update(progress_state(*store, coordinator, finished_at_start));
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnavailable) throw;
       // The store or broker is away: the workers wait too; say so now and then.
