@@ -182,8 +182,11 @@ def queue_section(raw):
 
 def sweep_section(raw):
     out = {}
-    systems = [("layerlab_pg", "layerlab run --workers 2, RabbitMQ + PostgreSQL",
-                "sweep_layerlab_pg_*.json"),
+    systems = [("layerlab_pg", "layerlab run --workers 2, RabbitMQ + PostgreSQL "
+                "(a new database and queue each run)", "sweep_layerlab_pg_*.json"),
+               ("layerlab_pg_standing", "layerlab run --workers 2, RabbitMQ + PostgreSQL "
+                "(a standing database and queue, a new study each run)",
+                "sweep_standing_pg_*.json"),
                ("celery", "Celery + RabbitMQ + PyTorch (same broker)", "sweep_celery_*.json"),
                ("layerlab_sqlite", "layerlab run --workers 2, SQLite (embedded, reference)",
                 "sweep_layerlab_sqlite_*.json")]

@@ -9,8 +9,10 @@
 #      and on PostgreSQL, against Celery's no-op tasks (../shared/peers celery_sweep/driver.py
 #      noop) on the same broker;
 #  (b) sweep A (bench/studies/sweep_a.yaml, 24 configurations) with
-#      `layerlab run --workers 2` over RabbitMQ + PostgreSQL, against the Celery + RabbitMQ
-#      + PyTorch peer (driver.py sweep) on the same broker; layerlab on SQLite for reference;
+#      `layerlab run --workers 2` over RabbitMQ + PostgreSQL (a new database and queue each
+#      run, and a standing one: migrated and declared once, a new study each run), against
+#      the Celery + RabbitMQ + PyTorch peer (driver.py sweep) on the same broker; layerlab
+#      on SQLite for reference;
 #  (c) the cost per trial of the distributed path: bench/studies/cluster_small.yaml
 #      (2,000 tiny iris trials) with `run --workers 2` on SQLite against RabbitMQ + PostgreSQL;
 #  (d) scaling: empty trials per second (SCALE_N trials) with 2, 4, 8 and 16 worker processes
@@ -151,26 +153,30 @@ export PEERS_REJECT_ON_WORKER_LOST=1
 celery_started=1
 timeout 120 "$peers/celery_sweep/worker.sh" start 1 >&2
 
-# Trial statuses of a store as JSON ({"completed": 2000, ...}).
-statuses() {  # store URL
+# Trial statuses of a store (of one study if named) as JSON ({"completed": 2000, ...}).
+statuses() {  # store-URL [study-name]
+  local where=""
+  [ -z "${2:-}" ] || where="WHERE study_id = (SELECT id FROM studies WHERE name = '$2')"
   case "$1" in
   sqlite:*)
     $PY -c 'import json, sqlite3, sys
 con = sqlite3.connect(sys.argv[1])
-print(json.dumps(dict(con.execute("SELECT status, count(*) FROM trials GROUP BY status"))))' \
-      "${1#sqlite:}"
+print(json.dumps(dict(con.execute(
+    "SELECT status, count(*) FROM trials %s GROUP BY status" % sys.argv[2]))))' \
+      "${1#sqlite:}" "$where"
     ;;
   *)
-    psql_ -d "${1##*/}" -F ' ' -c "SELECT status, count(*) FROM trials GROUP BY status" |
+    psql_ -d "${1##*/}" -F ' ' -c "SELECT status, count(*) FROM trials $where GROUP BY status" |
       $PY -c 'import json, sys
 print(json.dumps({l.split()[0]: int(l.split()[1]) for l in sys.stdin if l.strip()}))'
     ;;
   esac
 }
 
-# `layerlab run STUDY` on a store (and broker); writes one JSON object to $3.
-layerlab_run() {  # study-file store-url out-file [broker-url]
-  local study=$1 store=$2 dest=$3 broker=${4:-}
+# `layerlab run STUDY` on a store (and broker); writes one JSON object to $3. With a study
+# name, the statuses are that study's (a store that holds others).
+layerlab_run() {  # study-file store-url out-file [broker-url [study-name]]
+  local study=$1 store=$2 dest=$3 broker=${4:-} name=${5:-}
   local args=(run "$study" --workers 2 --store "$store" --json)
   [ -z "$broker" ] || args+=(--broker "$broker")
   local t0 t1 rc=0
@@ -178,7 +184,7 @@ layerlab_run() {  # study-file store-url out-file [broker-url]
   timeout 900 "$bin" "${args[@]}" >"$dest.out" 2>"$dest.err" || rc=$?
   t1=$(now)
   local st
-  st="$(statuses "$store" 2>/dev/null)" || st='{}'
+  st="$(statuses "$store" "$name" 2>/dev/null)" || st='{}'
 
   $PY - "$dest.out" "$t0" "$t1" "$rc" "$st" "$store" "$broker" >"$dest" <<'PYEOF'
 import json, sys
@@ -268,6 +274,15 @@ if [ "$SKIP_SWEEPS" = 1 ]; then
   log "(b) and (c) skipped (SKIP_SWEEPS=1)"
 else
   log "(b) sweep A, 2 workers"
+  # Also on a standing database and queue, as the Celery peer's broker queue and a
+  # deployment's store are: migrated and declared once (an untimed first study), then each
+  # run a study of its own name (the same 24 configurations).
+  standing_store="$(pg_db sweep_a_standing)"
+  standing_q="sweep-a-standing-$$"
+  standing_study() { sed "s/^name: .*/name: sweep-a-standing-$1/" bench/studies/sweep_a.yaml; }
+  standing_study 0 >"$work/sweep_a_standing_0.yaml"
+  layerlab_run "$work/sweep_a_standing_0.yaml" "$standing_store" "$raw/standing_warmup.json" \
+    "$(broker_for "$standing_q")" sweep-a-standing-0
   for i in $(seq 1 "$RUNS"); do
     q="sweep-a-$i-$$"
     layerlab_run bench/studies/sweep_a.yaml "$(pg_db "sweep_a_$i")" \
@@ -277,7 +292,11 @@ else
       --out "$raw/sweep_celery_$i.json" >/dev/null || log "celery sweep run $i failed"
     layerlab_run bench/studies/sweep_a.yaml "sqlite:$work/sweep_a_$i.db" \
       "$raw/sweep_layerlab_sqlite_$i.json"
+    standing_study "$i" >"$work/sweep_a_standing_$i.yaml"
+    layerlab_run "$work/sweep_a_standing_$i.yaml" "$standing_store" \
+      "$raw/sweep_standing_pg_$i.json" "$(broker_for "$standing_q")" "sweep-a-standing-$i"
   done
+  drop_queues "$standing_q"
 
   log "(c) bench/studies/cluster_small.yaml, 2 workers"
   for i in $(seq 1 "$RUNS"); do
