@@ -5,7 +5,7 @@ set -euo pipefail
 
 BUILD_PKGS=(
   build-essential cmake ninja-build pkg-config git clang-format
-  libopenblas-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libopenblas-dev libopenblas-serial-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libssl-dev
   libpq-dev librabbitmq-dev libmicrohttpd-dev ccache
