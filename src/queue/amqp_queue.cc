@@ -41,8 +41,10 @@ constexpr int kShortInARow = 8;
 constexpr milliseconds kLongHold{1000};
 constexpr milliseconds kLongStall{100};
 
-std::string message_body(int64_t trial_id, int64_t study_id, int64_t number) {
-  return nlohmann::json{{"trial", trial_id}, {"study", study_id}, {"number", number}}.dump();
+// {"trial": ID, "study": S}: a worker needs the trial's id; the study is for operators
+// reading a queue. A hand-back's copy is the same message.
+std::string message_body(int64_t trial_id, int64_t study_id) {
+  return nlohmann::json{{"trial", trial_id}, {"study", study_id}}.dump();
 }
 
 std::optional<int64_t> trial_of(const std::string& body) {
@@ -77,10 +79,9 @@ class AmqpQueue final : public TrialQueue {
 
   void publish(int64_t study_id, const std::vector<int64_t>& trial_ids) override {
     if (trial_ids.empty()) return;
-    // The number is for operators reading a queue; workers need only the trial id.
     std::vector<std::string> bodies;
     bodies.reserve(trial_ids.size());
-    for (int64_t id : trial_ids) bodies.push_back(message_body(id, study_id, -1));
+    for (int64_t id : trial_ids) bodies.push_back(message_body(id, study_id));
     MutexLock lock(pub_mu_);
     with_publisher([&](amqp::Connection& c) {
       for (size_t at = 0; at < bodies.size(); at += kPublishChunk) {
@@ -174,7 +175,7 @@ class AmqpQueue final : public TrialQueue {
       release_hold(d);
     }
     if (store_.release_trial(d.trial_id, d.attempt))
-      publish_copy(message_body(d.trial_id, d.study_id, d.number));
+      publish_copy(message_body(d.trial_id, d.study_id));
     keeper_.remove(d.trial_id, d.attempt);
     post({Command::kAck, d.tag, d.connection});
   }
@@ -256,7 +257,7 @@ class AmqpQueue final : public TrialQueue {
     const std::vector<bool> given = give_back(a.started);
     for (size_t i = 0; i < a.started.size(); ++i) {
       const Delivery& d = a.started[i];
-      if (given[i]) publish_copy(message_body(d.trial_id, d.study_id, d.number));
+      if (given[i]) publish_copy(message_body(d.trial_id, d.study_id));
       post({Command::kAck, d.tag, d.connection});
     }
     for (const Raw& raw : a.raw) {
@@ -294,7 +295,7 @@ class AmqpQueue final : public TrialQueue {
       const Delivery& d = started[i];
       if (d.connection != generation_) continue;  // the broker requeued it when that went
       if (given[i]) {
-        hand_back(message_body(d.trial_id, d.study_id, d.number), d.tag);
+        hand_back(message_body(d.trial_id, d.study_id), d.tag);
       } else {
         consumer_->ack(d.tag);  // taken over meanwhile: not ours to hand back
       }

@@ -6,9 +6,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "common/error.h"
+#include "queue/amqp_connection.h"
 #include "queue/trial_queue.h"
 #include "store/store.h"
 #include "support/rabbitmq_service.h"
@@ -199,6 +202,38 @@ TEST_F(AmqpQueueTest, CloseHandsBackPrefetchedTrials) {
     ++got;
   }
   EXPECT_EQ(got, 3);
+}
+
+// A message names its trial and its study, nothing else (a placeholder trial number went
+// out with every first publish); a hand-back's copy is the same message.
+TEST_F(AmqpQueueTest, AMessageNamesItsTrialAndItsStudyAndAHandBackCopiesIt) {
+  const auto ids = add(3);
+  queue("coordinator")->publish(study_, {ids[0], ids[1]});
+  int64_t handed_back = 0;
+  {
+    auto q = queue("w1", 3, /*prefetch=*/2);
+    auto d = q->receive(kWait);
+    ASSERT_TRUE(d);
+    finish(*d);
+    q->ack(*d);
+    handed_back = d->trial_id == ids[0] ? ids[1] : ids[0];
+    std::this_thread::sleep_for(milliseconds(300));  // let the other one arrive
+    q->close();                                      // and go back as a copy
+  }
+  queue("coordinator")->publish(study_, {ids[2]});
+  // Read as an operator would, unacknowledged (back in the queue when c closes).
+  amqp::Connection c(amqp::parse_broker_url(url_), std::chrono::seconds(0));
+  const std::string name =
+      "t." + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::set<nlohmann::json> bodies;
+  for (int i = 0; i < 50 && bodies.size() < 2; ++i) {
+    if (auto m = c.get(name))
+      bodies.insert(nlohmann::json::parse(m->body));
+    else
+      std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(bodies, (std::set<nlohmann::json>{{{"trial", handed_back}, {"study", study_}},
+                                              {{"trial", ids[2]}, {"study", study_}}}));
 }
 
 // A trial whose workers keep dying is failed by the store at its delivery after the
