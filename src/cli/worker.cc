@@ -3,9 +3,11 @@
 // the trials in hand and exits.
 #include "worker/worker.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/signals.h"
@@ -17,11 +19,15 @@ namespace layerlab::cli {
 namespace {
 
 // `--study -`: the study's name or id, the first line of standard input (`run` starts its
-// workers before the study is stored and sends its id once it is).
-std::string study_from_stdin() {
+// workers before the study is stored and sends its id once it is). Nothing when a signal
+// (Ctrl-C to the terminal's process group, SIGTERM) interrupts the wait: the worker then
+// ends quietly, as it would with a trial in hand.
+std::optional<std::string> study_from_stdin(const std::atomic<bool>& stop) {
   char line[256];
-  if (!std::fgets(line, sizeof(line), stdin))
+  if (!std::fgets(line, sizeof(line), stdin)) {
+    if (stop) return std::nullopt;
     throw invalid_argument("--study -: standard input ended before naming a study");
+  }
   size_t n = std::strlen(line);
   if (n == sizeof(line) - 1 && line[n - 1] != '\n')
     throw invalid_argument("--study -: the first line of standard input is longer than " +
@@ -63,7 +69,11 @@ void add_worker_command(CLI::App& app) {
       throw invalid_argument("--exit-when-done needs --study");
     // The queue's connection, which resolves --study first.
     auto queue_store = store::open_store(o.store_url);
-    if (*study == "-") *study = study_from_stdin();
+    if (*study == "-") {
+      const std::optional<std::string> named = study_from_stdin(stop);
+      if (!named) return;
+      *study = *named;
+    }
     if (!study->empty()) o.study_id = resolve_study(*queue_store, *study).id;
     if (!*quiet)
       std::cerr << "worker: device " << o.device << ", " << o.slots

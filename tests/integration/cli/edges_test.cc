@@ -131,6 +131,40 @@ TEST(CommandEdge, AWorkerGivenStudyDashReadsItFromStandardInput) {
   EXPECT_LT(r.err.size(), 400u) << "the line is not echoed";
 }
 
+// Ctrl-C while a worker waits for its study (`run` starts its workers first): it ends at
+// once, quietly, as a worker stopped with a trial in hand does.
+TEST(CommandEdge, AWorkerInterruptedWhileWaitingForItsStudyEndsQuietly) {
+  const auto dir = testing::fresh_dir("cli-worker-wait");
+  int in[2];
+  ASSERT_EQ(::pipe(in), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], STDIN_FILENO);
+    ::close(in[0]);
+    ::close(in[1]);
+    const std::string cmd = std::string("exec ") + LAYERLAB_BINARY +
+                            " worker --store sqlite:" + (dir / "s.db").string() +
+                            " --study - --exit-when-done -q 2>" + (dir / "err").string();
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  const ::layerlab::testing::KillOnExit guard(pid);
+  // Until it blocks reading its standard input (/proc/PID/syscall: read, fd 0), for up to 30 s.
+  bool reading = false;
+  for (int i = 0; i < 600 && !reading; ++i) {
+    reading = read_file("/proc/" + std::to_string(pid) + "/syscall").rfind("0 0x0 ", 0) == 0;
+    if (!reading) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(reading) << read_file(dir / "err");
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ::close(in[1]);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(read_file(dir / "err"), "");
+}
+
 TEST(CommandEdge, ATrialThatRunsOutOfMemoryFailsAloneAndTheStudyCompletes) {
   const auto dir = testing::fresh_dir("cli-oom-trial");
   std::ofstream(dir / "study.yaml") << "name: oom\ndatasets: [iris]\nseeds: [0, 1]\n"
