@@ -57,11 +57,14 @@ struct Shared {
   int64_t trials = 0;  // set before the fork, as the two below
   int64_t mark90 = 0;  // 90% of the trials
   std::atomic<int64_t> mark90_ns{-1};
+  std::atomic<int64_t> all_done_ns{-1};
   int workers = 0;
 
   static int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
   void finished_one() {
-    if (done.fetch_add(1) + 1 == mark90) mark90_ns = now_ns();
+    const int64_t n = done.fetch_add(1) + 1;
+    if (n == mark90) mark90_ns = now_ns();
+    if (n == trials) all_done_ns = now_ns();
   }
   // A worker's first trial; the last worker's marks the start of the steady phase.
   void worker_started() {
@@ -293,6 +296,15 @@ int main(int argc, char** argv) {
     failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  // Seconds from the fork to a mark, null when it was never reached: where a run's time
+  // beyond its steady phase went (start-up, the queue's end, the workers' exit).
+  const auto since_start = [&](int64_t ns) {
+    if (ns < 0) return std::string("null");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f",
+                  static_cast<double>(ns - start.time_since_epoch().count()) / 1e9);
+    return std::string(text);
+  };
   const double steady = shared->steady_per_second();
   auto store = store::open_store(url);
   const int64_t done =
@@ -301,13 +313,16 @@ int main(int argc, char** argv) {
       "{\"queue\": \"%s\", \"store\": \"%s\", \"trials\": %lld, \"completed\": %lld, "
       "\"workers\": %d, \"prefetch\": %d, \"max_prefetch\": %d, \"seconds\": %.3f, "
       "\"trials_per_second\": %.0f, \"steady_trials_per_second\": %s, "
-      "\"done_when_all_started\": %lld, "
+      "\"done_when_all_started\": %lld, \"all_started_at\": %s, \"mark90_at\": %s, "
+      "\"all_done_at\": %s, "
       "\"add_seconds\": %.3f, \"publish_seconds\": %.3f, \"publish_per_second\": %s, "
       "\"worker_failures\": %d}\n",
       broker.empty() ? "store" : "amqp", kind_of(url).c_str(), static_cast<long long>(trials),
       static_cast<long long>(done), workers, prefetch, max_prefetch, seconds, done / seconds,
       steady < 0 ? "null" : std::to_string(std::lround(steady)).c_str(),
-      static_cast<long long>(shared->done_when_all_started.load()), add_seconds, publish_seconds,
+      static_cast<long long>(shared->done_when_all_started.load()),
+      since_start(shared->all_started_ns).c_str(), since_start(shared->mark90_ns).c_str(),
+      since_start(shared->all_done_ns).c_str(), add_seconds, publish_seconds,
       broker.empty() ? "null"
                      : std::to_string(static_cast<int64_t>(trials / publish_seconds)).c_str(),
       failures);

@@ -398,6 +398,7 @@ def scaling_section(raw):
                 "trials_per_second": spread([b["trials_per_second"] for b in good]),
                 "steady_trials_per_second": spread(
                     [b.get("steady_trials_per_second") for b in good]),
+                "all_started_at": spread([b.get("all_started_at") for b in good]),
                 "waits": wait_summary(pooled, seconds),
                 "waits_per_run": per_run,
                 "raw": benches,
@@ -414,20 +415,22 @@ def scaling_section(raw):
     lines = ["### (d) Scaling: empty trials per second by worker processes (%s trials, "
              "PostgreSQL store)" % (n_trials or "?"), "",
              "| system | worker processes | runs (complete) | trials/s consuming | vs %d workers "
-             "| trials/s, steady phase | vs %d workers |" % (base_w, base_w),
-             "|---|---|---|---|---|---|---|"]
+             "| trials/s, steady phase | vs %d workers | start-up, s |" % (base_w, base_w),
+             "|---|---|---|---|---|---|---|---|"]
     for key, name in SCALE_SYSTEMS:
         for w in workers:
             s = out[key][str(w)]
-            lines.append("| %s | %d | %d (%d) | %s | %s | %s | %s |" % (
+            lines.append("| %s | %d | %d (%d) | %s | %s | %s | %s | %s |" % (
                 name, w, s["runs"], s["complete_runs"], fmt_spread(s["trials_per_second"], 0),
                 fmt_ratio(s["ratio_vs_baseline"]), fmt_spread(s["steady_trials_per_second"], 0),
-                fmt_ratio(s["steady_ratio_vs_baseline"])))
+                fmt_ratio(s["steady_ratio_vs_baseline"]), fmt_spread(s["all_started_at"], 2)))
     lines += ["", "trials/s consuming: queue_bench's figure, trials completed over the time from "
               "forking the workers to the last one's exit (the trials are written, and for AMQP "
               "published, before; the store queue's workers stop after 50 ms with nothing). "
               "Steady phase: the trials finished from the moment the last worker got its first "
-              "trial until 90% were done, over that time (no connections, no end of the queue)."]
+              "trial until 90% were done, over that time (no connections, no end of the queue). "
+              "Start-up: from the fork to the moment the last worker got its first trial "
+              "(each worker's store connection, broker connection and first claim)."]
     lines += ["", "PostgreSQL's view while the workers ran (bench/cluster/sample_waits.py: "
               "pg_stat_activity of the run's database, client backends, state active; pg_locks "
               "when one waits on a Lock), all runs of a row together. \"Lock wait\": samples "
