@@ -2,12 +2,14 @@
 // candidate in the same run: OpenBLAS (cblas_sgemm), layerlab's kernels (backend/cpu_gemm.h:
 // own_avx2, own_avx512, where the CPU runs them), and, where the build found them, libxsmm's JIT
 // kernels and oneDNN's matmul primitive; plus a large SGEMM (OpenBLAS, 1024^3) as the machine's
-// peak reference. One thread. The figure is the counter gflops; compare ratios within one run.
+// peak reference, and the core's FMA limit (peak/fma_*, registers only). One thread. The figure is
+// the counter gflops; compare ratios within one run.
 //
 // Names: <candidate>/<op>/<m>x<n>x<k>, op one of fwd (X W^T: NT), dw (dY^T X: TN),
 // dx (dY W: NN); fused variants add bias + relu after the product (fwd_bias_relu).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <immintrin.h>
 
 #include <string>
 #include <vector>
@@ -180,6 +182,42 @@ void BM_Peak(benchmark::State& state, int size) {
   finish(state, s);
 }
 
+// The core's arithmetic limit: independent fused multiply-adds on registers only (12 chains,
+// more than an FMA's latency times the units), 2 flops per lane. OpenBLAS's large SGEMM is
+// no limit where its kernels are narrower than the core (Debian's 0.3.21 runs its AVX2
+// kernels on AVX-512 Zen 4 and 5): these rows are the ceiling any kernel can approach.
+// One body for both widths (a template cannot take the target attribute per instantiation).
+#define LAYERLAB_FMA_CHAINS(VEC, LANES, SET, FMA)                                      \
+  constexpr int kChains = 12;                                                          \
+  constexpr int kRounds = 1000;                                                        \
+  VEC acc[kChains];                                                                    \
+  for (int i = 0; i < kChains; ++i) acc[i] = SET(static_cast<float>(i));               \
+  const VEC x = SET(1.0000001f), y = SET(1e-7f);                                       \
+  for (auto _ : state) {                                                               \
+    for (int r = 0; r < kRounds; ++r)                                                  \
+      for (VEC & a : acc) a = FMA(a, x, y);                                            \
+    benchmark::DoNotOptimize(acc);                                                     \
+  }                                                                                    \
+  state.counters["gflops"] = benchmark::Counter(                                       \
+      2.0 * (LANES)*kChains * kRounds * static_cast<double>(state.iterations()) / 1e9, \
+      benchmark::Counter::kIsRate)
+
+__attribute__((target("avx2,fma"))) void BM_FmaAvx2(benchmark::State& state) {
+  LAYERLAB_FMA_CHAINS(__m256, 8, _mm256_set1_ps, _mm256_fmadd_ps);
+}
+__attribute__((target("avx512f"))) void BM_FmaAvx512(benchmark::State& state) {
+  LAYERLAB_FMA_CHAINS(__m512, 16, _mm512_set1_ps, _mm512_fmadd_ps);
+}
+#undef LAYERLAB_FMA_CHAINS
+
+void register_fma_peaks() {
+  using backend::cpu::SmallGemm;
+  if (backend::cpu::cpu_runs(SmallGemm::kAvx2))
+    benchmark::RegisterBenchmark("peak/fma_avx2", BM_FmaAvx2)->MinTime(0.3);
+  if (backend::cpu::cpu_runs(SmallGemm::kAvx512))
+    benchmark::RegisterBenchmark("peak/fma_avx512", BM_FmaAvx512)->MinTime(0.3);
+}
+
 // Every product of one training step of the digits network (64 inputs, 8 hidden layers of
 // 128, 10 classes, batch 32), in the step's order, on OpenBLAS (kNone) or on layerlab's
 // kernels: the GEMM throughput training gets, to set against the large-SGEMM peak of the run.
@@ -259,6 +297,7 @@ int main(int argc, char** argv) {
       {"dw", 256, 256, 128},   {"dx", 128, 256, 256},  {"fwd", 256, 1024, 1024},
       {"dw", 1024, 1024, 256}, {"dx", 256, 1024, 1024}};
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
+  register_fma_peaks();
   register_steps();
   for (const Shape& s : shapes) {
     add("openblas", BM_Openblas, s, false);
