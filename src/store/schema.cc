@@ -10,8 +10,8 @@ namespace layerlab::store {
 namespace {
 
 template <typename Db>
-int read_version(Db& db, const SchemaDialect& d) {
-  if (!db.query(d.has_version_table).next()) return 0;
+int read_version(Db& db, const SchemaDialect& d, bool locked) {
+  if (!db.query(locked ? d.has_version_table_locked : d.has_version_table).next()) return 0;
   auto q = db.query("SELECT COALESCE(MAX(version), 0) FROM schema_version");
   q.next();
   return q.i32(0);
@@ -30,7 +30,7 @@ void check_not_newer(const Db& db, const SchemaDialect& d, int found) {
 
 template <typename Db>
 int schema_version(Db& db, const SchemaDialect& dialect) {
-  return db.read("schema_version", [&] { return read_version(db, dialect); });
+  return db.read("schema_version", [&] { return read_version(db, dialect, false); });
 }
 
 template <typename Db>
@@ -45,7 +45,7 @@ void migrate(Db& db, const SchemaDialect& d, bool create_if_missing, int64_t now
   // stays where it was, and a new database costs one commit, not one per version.
   db.write("migrate", [&] {
     db.lock_exclusive(d.lock_key);
-    const int now = read_version(db, d);  // another process may have got here first
+    const int now = read_version(db, d, true);  // another process may have got here first
     check_not_newer(db, d, now);
     if (now == d.steps.back().version) return;
     db.exec_script(d.version_table);

@@ -19,7 +19,10 @@ struct SchemaDialect {
   std::span<const Migration> steps;
   const char* version_table;      // CREATE TABLE IF NOT EXISTS schema_version (...)
   const char* has_version_table;  // a query with a row when schema_version exists
-  int64_t lock_key;               // Db::lock_exclusive's key while migrating
+  // The same under the migration's lock, where a catalog cache may be behind: a query that
+  // reads the catalog itself.
+  const char* has_version_table_locked;
+  int64_t lock_key;  // Db::lock_exclusive's key while migrating
 };
 
 // The version of the schema in db (0 for a database without a layerlab store).

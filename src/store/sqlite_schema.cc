@@ -143,6 +143,7 @@ CREATE TABLE IF NOT EXISTS schema_version (
 const SchemaDialect& schema() {
   static const SchemaDialect kSchema{
       kMigrations, kVersionTable,
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
       "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'", 0};
   return kSchema;
 }

@@ -120,6 +120,32 @@ TEST(Postgres, AWrongPasswordOrAMissingDatabaseIsAClearError) {
   pg.drop_database(db);
 }
 
+// A store lives in the connection's current schema (the first of its search_path): one
+// opened with search_path "other, public" is a new store in "other", though "public" holds
+// one whose tables the unqualified names would otherwise reach.
+TEST(Postgres, StoresInTwoSchemasOfOneDatabaseAreApart) {
+  PostgresService& pg = PostgresService::instance();
+  const std::string db = pg.fresh_database();
+  open_store(pg.url_of(db))->create_study("in-public", nlohmann::json::object());
+  pg.exec(db, "CREATE SCHEMA other");
+  const std::string other = pg.url_of(db) + "?options=-csearch_path%3Dother,public";
+  {
+    auto store = open_store(other);
+    EXPECT_TRUE(store->list_studies().empty());
+    store->create_study("in-other", nlohmann::json::object());
+  }
+  const auto names = [](Store& s) {
+    std::vector<std::string> out;
+    for (const StudyRecord& r : s.list_studies()) out.push_back(r.name);
+    return out;
+  };
+  EXPECT_EQ(names(*open_store(other)), std::vector<std::string>{"in-other"});
+  EXPECT_EQ(names(*open_store(pg.url_of(db))), std::vector<std::string>{"in-public"});
+  EXPECT_EQ(pg.column(db, "SELECT COUNT(*) FROM pg_tables WHERE tablename = 'schema_version'"),
+            std::vector<int64_t>{2});
+  pg.drop_database(db);
+}
+
 // Writers take no store-wide lock, so they commit in any order; a follower polling
 // trials_changed_since while they race still gets every trial's latest change: numbers only
 // grow, and no change is numbered below a number already handed out.
