@@ -256,23 +256,33 @@ class PgStore final : public SqlStore<Db> {
     return s;
   }
 
-  bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                    const std::vector<std::optional<std::string>>& extras) override REQUIRES(mu_) {
+  std::vector<bool> write_epochs(
+      const std::vector<EpochAppend>& appends,
+      const std::vector<std::vector<std::optional<std::string>>>& extras) override REQUIRES(mu_) {
     EpochBatch batch;
-    for (size_t i = 0; i < rows.size(); ++i) batch.add(trial_id, attempt, rows[i], extras[i]);
+    std::vector<int64_t> ids;
+    for (size_t a = 0; a < appends.size(); ++a) {
+      ids.push_back(appends[a].trial_id);
+      for (size_t i = 0; i < appends[a].rows.size(); ++i)
+        batch.add(appends[a].trial_id, appends[a].attempt, appends[a].rows[i], extras[a][i]);
+    }
     batch = batch.deduplicated();
-    // One statement: the check that the attempt is current (the trial's latest, and the trial
+    // One statement for every attempt: which are current (the trial's latest, and the trial
     // not finished: a lease may have run out with nobody claiming the trial yet), and the
-    // rows if it is.
+    // rows of those.
     static const std::string kAppend =
-        "WITH ok AS (SELECT 1 FROM trials WHERE id = $9 AND attempts = $10 AND "
+        "WITH ok AS (SELECT id, attempts FROM trials WHERE id = ANY($9::bigint[]) AND "
         "status IN ('running', 'queued')), "
         "rows AS (" +
-        insert_epochs(1, "EXISTS (SELECT 1 FROM ok)") + ") SELECT EXISTS (SELECT 1 FROM ok)";
-    return db_
-        .query(kAppend, batch.trial, batch.attempt, batch.epoch, batch.train_loss, batch.val_loss,
-               batch.val_metric, batch.seconds, batch.extra, trial_id, attempt)
-        .boolean(0, 0);
+        insert_epochs(1, "(e.trial_id, e.attempt) IN (SELECT id, attempts FROM ok)") +
+        ") SELECT id, attempts FROM ok";
+    auto q = db_.query(kAppend, batch.trial, batch.attempt, batch.epoch, batch.train_loss,
+                       batch.val_loss, batch.val_metric, batch.seconds, batch.extra, ids);
+    std::set<std::pair<int64_t, int>> current;
+    while (q.next()) current.insert({q.i64(0), q.i32(1)});
+    std::vector<bool> applied;
+    for (const EpochAppend& a : appends) applied.push_back(current.count({a.trial_id, a.attempt}));
+    return applied;
   }
 
   // Inside the finish_trials transaction: applies the finishes at `which` (distinct trials)

@@ -163,6 +163,13 @@ struct KeptWeights {
   std::string bytes{};  // only when asked for
 };
 
+// Epoch records of one attempt, for Store::append_epochs_batch.
+struct EpochAppend {
+  int64_t trial_id = 0;
+  int attempt = 0;
+  std::vector<EpochRow> rows;
+};
+
 // A finished attempt's report, for Store::finish_trials.
 struct TrialFinish {
   int64_t trial_id = 0;

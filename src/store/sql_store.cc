@@ -396,12 +396,15 @@ bool SqlStore<Db>::renew_lease(int64_t trial_id, int attempt, const std::string&
 }
 
 template <typename Db>
-bool SqlStore<Db>::append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) {
-  check_attempt("append_epochs", attempt);
-  const auto extras = epoch_extras("append_epochs", rows);
+std::vector<bool> SqlStore<Db>::append_epochs_batch(const std::vector<EpochAppend>& appends) {
+  std::vector<std::vector<std::optional<std::string>>> extras;
+  for (const EpochAppend& a : appends) {
+    check_attempt("append_epochs", a.attempt);
+    extras.push_back(epoch_extras("append_epochs", a.rows));
+  }
+  if (appends.empty()) return {};
   MutexLock lock(mu_);
-  return write("append_epochs",
-               [&]() REQUIRES(mu_) { return write_epochs(trial_id, attempt, rows, extras); });
+  return write("append_epochs", [&]() REQUIRES(mu_) { return write_epochs(appends, extras); });
 }
 
 template <typename Db>

@@ -74,7 +74,7 @@ class SqlStore : public Store {
   int64_t expire_leases(const ClaimOptions& options) override;
   bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
                    std::chrono::milliseconds lease) override;
-  bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) override;
+  std::vector<bool> append_epochs_batch(const std::vector<EpochAppend>& appends) override;
   bool finish_trial(int64_t trial_id, int attempt, TrialStatus status, const nlohmann::json& result,
                     std::optional<double> value, const std::string& error,
                     const std::vector<EpochRow>& epochs) override;
@@ -149,10 +149,11 @@ class SqlStore : public Store {
   // PostgreSQL it is one statement.
   virtual std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
                                           int max, int64_t now) REQUIRES(mu_) = 0;
-  // Writes rows for the attempt if it is current (see Store::append_epochs).
-  virtual bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                            const std::vector<std::optional<std::string>>& extras)
-      REQUIRES(mu_) = 0;
+  // Writes the rows of each attempt that is current (see Store::append_epochs_batch);
+  // extras[i] are appends[i]'s rows' extra columns as text.
+  virtual std::vector<bool> write_epochs(
+      const std::vector<EpochAppend>& appends,
+      const std::vector<std::vector<std::optional<std::string>>>& extras) REQUIRES(mu_) = 0;
   // Applies finishes[i] for i in `which` (distinct trials) and sets applied[i].
   virtual void finish_batch(const std::vector<TrialFinish>& finishes,
                             const std::vector<Prepared>& prepared, const std::vector<size_t>& which,

@@ -107,14 +107,19 @@ class SqliteStore final : public SqlStore<Db> {
     return claims;
   }
 
-  bool write_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows,
-                    const std::vector<std::optional<std::string>>& extras) override REQUIRES(mu_) {
-    if (!db_.query(std::string("SELECT 1 FROM trials WHERE id = ?1 AND ") + kCurrentAttempt,
-                   trial_id, attempt)
-             .next())
-      return false;
-    insert_epochs(trial_id, attempt, rows, extras);
-    return true;
+  std::vector<bool> write_epochs(
+      const std::vector<EpochAppend>& appends,
+      const std::vector<std::vector<std::optional<std::string>>>& extras) override REQUIRES(mu_) {
+    std::vector<bool> applied;
+    for (size_t a = 0; a < appends.size(); ++a) {
+      const EpochAppend& e = appends[a];
+      applied.push_back(
+          db_.query(std::string("SELECT 1 FROM trials WHERE id = ?1 AND ") + kCurrentAttempt,
+                    e.trial_id, e.attempt)
+              .next());
+      if (applied.back()) insert_epochs(e.trial_id, e.attempt, e.rows, extras[a]);
+    }
+    return applied;
   }
 
   void finish_batch(const std::vector<TrialFinish>& finishes, const std::vector<Prepared>& prepared,

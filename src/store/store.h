@@ -130,7 +130,13 @@ class Store {
                            std::chrono::milliseconds lease) = 0;
   // Stores epoch records of an attempt in one transaction (an epoch written twice keeps
   // the last). Writes nothing and returns false when the attempt is no longer current.
-  virtual bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) = 0;
+  bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) {
+    return append_epochs_batch({{trial_id, attempt, rows}})[0];
+  }
+  // append_epochs for several attempts (a pack's members) in one transaction; element i
+  // says whether appends[i] was current (its rows written). An attempt that is not current
+  // writes nothing and keeps none of the others from being written.
+  virtual std::vector<bool> append_epochs_batch(const std::vector<EpochAppend>& appends) = 0;
   // Commits the result of (trial, attempt) with a finished status. Applies only while that
   // attempt is the trial's latest one and the trial is not finished (running, or queued
   // again after a lease expiry that nobody has claimed yet); otherwise changes nothing and

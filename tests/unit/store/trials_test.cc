@@ -139,6 +139,39 @@ TEST_P(StoreTest, EpochsAreAppendedAndReadBack) {
   EXPECT_EQ(store_->list_epochs(c->trial_id).size(), 3u);
 }
 
+// A pack's members in one transaction: each current attempt's rows are written, a stale
+// one writes nothing and does not hold the others back; a member with no rows is only
+// checked; a count of transactions shows it took one.
+TEST_P(StoreTest, EpochsOfSeveralAttemptsAreAppendedInOneTransaction) {
+  const int64_t study = study_with_trials("s", 4);
+  std::vector<Claim> c;
+  for (int i = 0; i < 4; ++i) c.push_back(*store_->claim_next("w", {study}));
+  ASSERT_TRUE(
+      store_->finish_trial(c[2].trial_id, c[2].attempt, TrialStatus::kCompleted, nullptr, 0.5, ""));
+  const uint64_t before = store_->stats().transactions;
+  const std::vector<bool> applied = store_->append_epochs_batch(
+      {{c[0].trial_id,
+        c[0].attempt,
+        {{1, 1.0, 1.1, 0.5, 0.1, nullptr}, {2, 0.8, 0.9, 0.6, 0.1, {{"lr", 0.01}}}}},
+       {c[1].trial_id, c[1].attempt, {{1, 2.0, 2.1, 0.3, 0.1, nullptr}}},
+       {c[2].trial_id, c[2].attempt, {{1, 3.0, 3.1, 0.2, 0.1, nullptr}}},      // finished: stale
+       {c[3].trial_id, c[3].attempt + 1, {{1, 4.0, 4.1, 0.1, 0.1, nullptr}}},  // no such attempt
+       {c[3].trial_id, c[3].attempt, {}}});
+  EXPECT_EQ(store_->stats().transactions, before + 1);
+  EXPECT_EQ(applied, (std::vector<bool>{true, true, false, false, true}));
+  const std::vector<EpochRecord> first = store_->list_epochs(c[0].trial_id);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[1].row.val_loss, 0.9);
+  EXPECT_EQ(first[1].row.extra, (nlohmann::json{{"lr", 0.01}}));
+  ASSERT_EQ(store_->list_epochs(c[1].trial_id).size(), 1u);
+  EXPECT_EQ(store_->list_epochs(c[1].trial_id)[0].row.train_loss, 2.0);
+  EXPECT_TRUE(store_->list_epochs(c[2].trial_id).empty());
+  EXPECT_TRUE(store_->list_epochs(c[3].trial_id).empty());
+  EXPECT_TRUE(store_->append_epochs_batch({}).empty());
+  EXPECT_STORE_ERROR(store_->append_epochs_batch({{c[0].trial_id, 0, {}}}),
+                     ErrorCode::kInvalidArgument, "attempt");
+}
+
 TEST_P(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
   const int64_t study = study_with_trials("s", 3);
   study_with_trials("other", 1);
