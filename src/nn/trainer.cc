@@ -128,6 +128,7 @@ class PackTrainer {
         r.seconds = seconds;
         finish_epoch(p, r, options);
       }
+      if (options.after_epochs) options.after_epochs();
     }
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -64,9 +64,13 @@ struct TrainResult {
 // stops early included (so a caller that stores the curve from it gets every epoch; the
 // return value is then ignored); returning false prunes the member.
 using EpochCallback = std::function<bool(int member, const EpochRecord&)>;
+// Called once an epoch has ended for the whole pack: after on_epoch of every member that
+// trained in it (a caller stores what those callbacks gathered, all members together).
+using RoundCallback = std::function<void()>;
 
 struct TrainOptions {
   EpochCallback on_epoch;
+  RoundCallback after_epochs;
   bool keep_parameters = false;
   // A pack whose estimated size (estimate_size) is above this trains in parts that fit,
   // one after the other; each member's results are the same either way.

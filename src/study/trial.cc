@@ -150,7 +150,7 @@ std::string pack_key(const TrialSpec& spec) {
 
 std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
                                      backend::Backend& b, const nn::EpochCallback& on_epoch,
-                                     bool keep_parameters) {
+                                     bool keep_parameters, const nn::RoundCallback& after_epochs) {
   std::vector<nn::Params> members;
   for (const TrialSpec& s : specs) {
     s.params.validate();
@@ -161,6 +161,7 @@ std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const Pre
   nn::TrainOptions options;
   options.on_epoch = on_epoch;
   options.keep_parameters = keep_parameters;
+  options.after_epochs = after_epochs;
   std::vector<nn::TrainResult> results =
       nn::train_pack(b, members, data.task, data.train(), data.validation(), options);
   const nlohmann::json where = provenance(b);

@@ -65,10 +65,11 @@ std::string pack_key(const TrialSpec& spec);
 // Trains specs (equal pack_key) as one pack on `data` (prepared for any of them);
 // on_epoch's member is the index in specs. Each outcome equals run_trial's for that spec
 // within float tolerance. keep_parameters: each outcome's result holds its final weights
-// (for trained_model, a study's keep_weights).
+// (for trained_model, a study's keep_weights). after_epochs: see nn::RoundCallback.
 std::vector<TrialOutcome> run_trials(std::span<const TrialSpec> specs, const PreparedData& data,
                                      backend::Backend& b, const nn::EpochCallback& on_epoch = {},
-                                     bool keep_parameters = false);
+                                     bool keep_parameters = false,
+                                     const nn::RoundCallback& after_epochs = {});
 
 inline TrialOutcome run_trial(const TrialSpec& spec, const PreparedData& data, backend::Backend& b,
                               const nn::EpochCallback& on_epoch = {}) {

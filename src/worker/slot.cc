@@ -207,7 +207,6 @@ class Slot::Loop {
     study::TrialSpec spec;
     const StudyContext* study = nullptr;
     std::vector<store::EpochRow> pending;  // epochs not yet in the store
-    store::Time last_flush;
     bool lost = false;
   };
 
@@ -236,7 +235,6 @@ class Slot::Loop {
       const std::string key =
           d.attempt > 1 ? "retry " + std::to_string(d.trial_id) : study::pack_key(m.spec);
       m.delivery = std::move(d);
-      m.last_flush = clock_.now();
       auto it = std::find_if(packs.begin(), packs.end(), [&](auto& p) { return p.first == key; });
       if (it == packs.end()) it = packs.insert(packs.end(), {key, {}});
       it->second.push_back(std::move(m));
@@ -260,21 +258,35 @@ class Slot::Loop {
     }
   }
 
-  void flush(Member& m) {
-    if (m.pending.empty()) return;
-    with_backoff(
-        [&] { return store_.append_epochs(m.delivery.trial_id, m.delivery.attempt, m.pending); });
-    m.pending.clear();
-    m.last_flush = clock_.now();
+  // The epochs of a pack's members not yet in the store, in one transaction: a pack of 512
+  // on a GPU writes once a second, not 512 times.
+  void flush(std::vector<Member>& members) {
+    std::vector<store::EpochAppend> appends;
+    for (const Member& m : members)
+      if (!m.pending.empty())
+        appends.push_back({m.delivery.trial_id, m.delivery.attempt, m.pending});
+    last_flush_ = clock_.now();
+    if (appends.empty()) return;
+    // An attempt no longer current writes nothing; its loss is the lease keeper's to report.
+    with_backoff([&] { return store_.append_epochs_batch(appends); });
+    for (Member& m : members) m.pending.clear();
+  }
+
+  // At the end of each epoch of the pack: its members' rows go to the store together, at
+  // least every kFlushInterval.
+  void after_epochs(std::vector<Member>& members) {
+    if (clock_.now() - last_flush_ > kFlushInterval) flush(members);
   }
 
   // True to go on training member i, false to stop it (pruned, lost, or the worker stops).
-  bool after_epoch(Member& m, const nn::EpochRecord& r, bool& interrupted) {
+  bool after_epoch(std::vector<Member>& members, size_t i, const nn::EpochRecord& r,
+                   bool& interrupted) {
+    Member& m = members[i];
     const queue::Delivery& d = m.delivery;
     m.pending.push_back(study::epoch_row(r));
     const StudyContext& sc = *m.study;
     const bool decide = sc.pruner && sc.pruner->decides_at(r.epoch);
-    if (decide || clock_.now() - m.last_flush > kFlushInterval) flush(m);
+    if (decide) flush(members);  // others' pruning decisions see this value
     // Results of earlier short trials do not wait for the end of a long one.
     if (!unreported_.empty() && clock_.now() - oldest_unreported_ > kMaxResultDelay)
       commit_results();
@@ -296,14 +308,16 @@ class Slot::Loop {
     bool interrupted = false;
     auto on_epoch = [&](int i, const nn::EpochRecord& r) {
       heartbeat_->set_memory(backend_.memory_in_use());
-      return after_epoch(members[static_cast<size_t>(i)], r, interrupted);
+      return after_epoch(members, static_cast<size_t>(i), r, interrupted);
     };
+    last_flush_ = clock_.now();
     // A study with keep_weights needs its trials' final weights (copied off the device).
     const bool keep = std::any_of(members.begin(), members.end(),
                                   [](const Member& m) { return m.study->spec.keep_top > 0; });
     std::vector<study::TrialOutcome> outcomes;
     try {
-      outcomes = study::run_trials(specs, prepared(specs[0]), backend_, on_epoch, keep);
+      outcomes = study::run_trials(specs, prepared(specs[0]), backend_, on_epoch, keep,
+                                   [&] { after_epochs(members); });
     } catch (const Error& e) {
       if (retryable(e)) throw;  // the store or broker away for too long: the worker stops
       for (const Member& m : members) fail(m.delivery, e.what());
@@ -364,6 +378,7 @@ class Slot::Loop {
   };
   std::vector<Unreported> unreported_;
   store::Time oldest_unreported_;
+  store::Time last_flush_;  // when the pack in training last wrote its epochs
   WorkerSummary summary_;
 };
 

@@ -1,7 +1,11 @@
 // The epoch callback sees every epoch of a curve, the one in which a trial stops early or
 // diverges included: workers store curves from it, and `rerun` compares those curves with a
-// fresh run epoch by epoch.
+// fresh run epoch by epoch. The round callback follows each epoch of a pack, once every
+// member's epoch callback has run: workers store a pack's epochs together from it.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "backend/cpu_backend.h"
 #include "nn/trainer.h"
@@ -62,6 +66,27 @@ TEST(EpochCallback, SeesTheEpochInWhichATrialDiverges) {
   ASSERT_EQ(r.status, TrialStatus::kDiverged);
   ASSERT_EQ(seen.size(), r.epochs.size());
   EXPECT_EQ(seen.back(), static_cast<int>(r.epochs.size()));
+}
+
+TEST(EpochCallback, ARoundEndsAfterEveryMemberOfThePackReportedItsEpoch) {
+  auto b = backend::make_cpu_backend(1);
+  const Data train = noise(64, 1), val = noise(64, 2);
+  std::vector<Params> members(3);
+  for (int i = 0; i < 3; ++i) {
+    members[i].units = 8;
+    members[i].epochs = 3;
+    members[i].seed = static_cast<uint64_t>(i);
+  }
+  std::vector<std::string> calls;
+  TrainOptions o;
+  o.on_epoch = [&](int member, const EpochRecord& e) {
+    calls.push_back(std::to_string(member) + "@" + std::to_string(e.epoch));
+    return !(member == 1 && e.epoch == 2);  // member 1 is pruned after its second epoch
+  };
+  o.after_epochs = [&] { calls.push_back("end"); };
+  train_pack(*b, members, Task{2}, train.examples(), val.examples(), o);
+  EXPECT_EQ(calls, (std::vector<std::string>{"0@1", "1@1", "2@1", "end", "0@2", "1@2", "2@2", "end",
+                                             "0@3", "2@3", "end"}));
 }
 
 }  // namespace

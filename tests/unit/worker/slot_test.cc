@@ -187,6 +187,32 @@ TEST_F(SlotTest, APackTrainsTogetherOnlyTrialsOfOneShape) {
   EXPECT_EQ(done_at_commit, (std::vector<int64_t>{2, 2, 4, 4, 6, 6, 8, 8}));
 }
 
+// A pack's epochs reach the store together at the end of an epoch, in one transaction, not
+// member by member: with the flush interval passed during epoch 1, no member's row is
+// written before the last member has reported that epoch, and then all four are.
+TEST_F(SlotTest, APacksEpochsReachTheStoreTogether) {
+  const int64_t study = make_study("pack-epochs", 1, 4);
+  const auto stored = [&] {  // epochs stored per trial, by number
+    std::vector<size_t> out;
+    for (const store::TrialRecord& t : store_->list_trials(study, {}))
+      out.push_back(store_->list_epochs(t.id).size());
+    return out;
+  };
+  int epoch_ends = 0;
+  std::vector<size_t> before_round_end, after_training;
+  hook_.on = [&](CrashPoint p, int64_t) {
+    if (p == CrashPoint::kAfterEpoch && ++epoch_ends == 1) clock_.advance(milliseconds(1500));
+    if (p == CrashPoint::kAfterEpoch && epoch_ends == 4) before_round_end = stored();
+    if (p == CrashPoint::kAfterTraining && after_training.empty()) after_training = stored();
+  };
+  const WorkerSummary s = run_slot(study, /*pack=*/4);
+  EXPECT_EQ(s.trials, 4);
+  EXPECT_EQ(before_round_end, (std::vector<size_t>{0, 0, 0, 0}));
+  // Epoch 1 of every member came in the round's flush; epoch 2 waits for the results.
+  EXPECT_EQ(after_training, (std::vector<size_t>{1, 1, 1, 1}));
+  EXPECT_EQ(stored(), (std::vector<size_t>{2, 2, 2, 2}));
+}
+
 TEST_F(SlotTest, AStopRequestHandsBackTheTrialInTrainingAndCommitsWhatIsDone) {
   const int64_t study = make_study("stop", 1, 4);
   hook_.on = [&](CrashPoint p, int64_t number) {
