@@ -65,8 +65,8 @@ class AmqpQueue final : public TrialQueue {
         options_(o),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         keeper_(
-            [this](int64_t trial_id, int attempt) {
-              return store_.renew_lease(trial_id, attempt, worker_id_, options_.lease);
+            [this](const std::vector<store::AttemptRef>& attempts) {
+              return store_.renew_leases(attempts, worker_id_, options_.lease);
             },
             o.lease / 3) {
     if (wake_fd_ < 0) throw internal_error("amqp queue: eventfd failed");

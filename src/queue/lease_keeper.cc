@@ -58,30 +58,35 @@ void LeaseKeeper::run() {
   while (!stopping_) {
     if (wake_.wait_until(lock.native(), next, [this]() REQUIRES(mu_) { return stopping_; })) break;
     next = std::chrono::steady_clock::now() + interval_;
-    std::vector<Key> due(held_.begin(), held_.end());
+    std::vector<store::AttemptRef> due;
+    for (const Key& k : held_) due.push_back({k.first, k.second});
+    if (due.empty()) continue;
     lock.unlock();
     // Renew outside the lock: add/remove/lost stay free while the store is slow.
-    std::vector<std::pair<Key, int>> outcomes;  // 1 renewed, 0 lost, -1 threw
-    outcomes.reserve(due.size());
-    for (const Key& k : due) {
-      int outcome = -1;
-      try {
-        outcome = renew_(k.first, k.second) ? 1 : 0;
-      } catch (...) {
-        // The store or broker is away: try again at the next tick.
-      }
-      outcomes.emplace_back(k, outcome);
+    std::vector<bool> renewed;
+    bool failed = false;
+    try {
+      renewed = renew_(due);
+    } catch (...) {
+      failed = true;  // the store or broker is away: try again at the next tick
     }
     lock.lock();
-    for (const auto& [k, outcome] : outcomes) {
-      if (outcome == 1) {
+    if (failed) {
+      counts_.failures += due.size();
+      continue;
+    }
+    if (renewed.size() != due.size())
+      throw internal_error("LeaseKeeper: the renew function answered " +
+                           std::to_string(renewed.size()) + " of " + std::to_string(due.size()) +
+                           " leases");
+    for (size_t i = 0; i < due.size(); ++i) {
+      if (renewed[i]) {
         ++counts_.renewals;
-      } else if (outcome == -1) {
-        ++counts_.failures;
-      } else {
-        ++counts_.lost;
-        if (held_.erase(k)) lost_.insert(k);  // not if removed meanwhile
+        continue;
       }
+      ++counts_.lost;
+      const Key k{due[i].trial_id, due[i].attempt};
+      if (held_.erase(k)) lost_.insert(k);  // not if removed meanwhile
     }
   }
 }

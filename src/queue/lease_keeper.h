@@ -14,19 +14,23 @@
 #include <set>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "common/mutex.h"
+#include "store/records.h"
 
 namespace layerlab::queue {
 
 class LeaseKeeper {
  public:
-  // renew(trial_id, attempt): extends the lease; false when it is no longer ours (that
-  // lease is then reported by lost() and no longer renewed). An exception (database away)
-  // is counted in counts().failures and the lease is tried again at the next tick.
-  using Renew = std::function<bool(int64_t trial_id, int attempt)>;
+  // renew(attempts): extends the leases of every attempt held, in one call (one store
+  // transaction), ordered by trial; element i false when attempts[i]'s lease is no longer
+  // ours (it is then reported by lost() and no longer renewed). An exception (database
+  // away) is counted in counts().failures, once per lease, and they are all tried again at
+  // the next tick.
+  using Renew = std::function<std::vector<bool>(const std::vector<store::AttemptRef>& attempts)>;
 
-  // Starts the thread; every `interval` it renews each held lease (use lease / 3).
+  // Starts the thread; every `interval` it renews the held leases (use lease / 3).
   LeaseKeeper(Renew renew, std::chrono::milliseconds interval);
   ~LeaseKeeper();  // stop()
   LeaseKeeper(const LeaseKeeper&) = delete;
@@ -38,9 +42,9 @@ class LeaseKeeper {
   size_t held() const EXCLUDES(mu_);  // leases being renewed
 
   struct Counts {
-    uint64_t renewals = 0;  // renew calls that returned true
-    uint64_t failures = 0;  // renew calls that threw
-    uint64_t lost = 0;      // renew calls that returned false
+    uint64_t renewals = 0;  // leases renewed
+    uint64_t failures = 0;  // leases whose renew call threw
+    uint64_t lost = 0;      // leases found no longer ours
   };
   Counts counts() const EXCLUDES(mu_);
 

@@ -25,8 +25,8 @@ class StoreQueue final : public TrialQueue {
         min_prefetch_(options.min_prefetch),
         max_prefetch_(options.max_prefetch),
         keeper_(
-            [this](int64_t trial_id, int attempt) {
-              return store_.renew_lease(trial_id, attempt, worker_id_, claim_.lease);
+            [this](const std::vector<store::AttemptRef>& attempts) {
+              return store_.renew_leases(attempts, worker_id_, claim_.lease);
             },
             claim_.lease / 3) {}
 

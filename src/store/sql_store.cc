@@ -381,17 +381,22 @@ int64_t SqlStore<Db>::expire_leases(const ClaimOptions& options) {
 }
 
 template <typename Db>
-bool SqlStore<Db>::renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
-                               std::chrono::milliseconds lease) {
+std::vector<bool> SqlStore<Db>::renew_leases(const std::vector<AttemptRef>& attempts,
+                                             const std::string& worker_id,
+                                             std::chrono::milliseconds lease) {
   if (lease.count() <= 0) throw invalid_argument(where("renew_lease") + "lease must be > 0");
-  check_attempt("renew_lease", attempt);
+  for (const AttemptRef& a : attempts) check_attempt("renew_lease", a.attempt);
+  if (attempts.empty()) return {};
   MutexLock lock(mu_);
   return write("renew_lease", [&]() REQUIRES(mu_) {
     const int64_t expires = now_ms() + lease.count();
-    return db_.exec(
-               "UPDATE trials SET lease_expires = ?4 "
-               "WHERE id = ?1 AND attempts = ?2 AND worker_id = ?3 AND status = 'running'",
-               trial_id, attempt, worker_id, expires) == 1;
+    std::vector<bool> renewed;
+    for (const AttemptRef& a : attempts)
+      renewed.push_back(
+          db_.exec("UPDATE trials SET lease_expires = ?4 "
+                   "WHERE id = ?1 AND attempts = ?2 AND worker_id = ?3 AND status = 'running'",
+                   a.trial_id, a.attempt, worker_id, expires) == 1);
+    return renewed;
   });
 }
 

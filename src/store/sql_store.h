@@ -72,8 +72,9 @@ class SqlStore : public Store {
                                              const std::string& worker_id,
                                              const ClaimOptions& options, int max) override;
   int64_t expire_leases(const ClaimOptions& options) override;
-  bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
-                   std::chrono::milliseconds lease) override;
+  std::vector<bool> renew_leases(const std::vector<AttemptRef>& attempts,
+                                 const std::string& worker_id,
+                                 std::chrono::milliseconds lease) override;
   std::vector<bool> append_epochs_batch(const std::vector<EpochAppend>& appends) override;
   bool finish_trial(int64_t trial_id, int attempt, TrialStatus status, const nlohmann::json& result,
                     std::optional<double> value, const std::string& error,

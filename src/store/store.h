@@ -126,8 +126,15 @@ class Store {
   virtual int64_t expire_leases(const ClaimOptions& options) = 0;
   // Extends the lease of a running attempt to now + lease. false when the attempt is no
   // longer the trial's current running one (expired and taken over, finished, released).
-  virtual bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
-                           std::chrono::milliseconds lease) = 0;
+  bool renew_lease(int64_t trial_id, int attempt, const std::string& worker_id,
+                   std::chrono::milliseconds lease) {
+    return renew_leases({{trial_id, attempt}}, worker_id, lease)[0];
+  }
+  // renew_lease for every attempt a worker holds, in one transaction (a pack of 512 renews
+  // once, not 512 times); element i says whether attempts[i]'s lease was extended.
+  virtual std::vector<bool> renew_leases(const std::vector<AttemptRef>& attempts,
+                                         const std::string& worker_id,
+                                         std::chrono::milliseconds lease) = 0;
   // Stores epoch records of an attempt in one transaction (an epoch written twice keeps
   // the last). Writes nothing and returns false when the attempt is no longer current.
   bool append_epochs(int64_t trial_id, int attempt, const std::vector<EpochRow>& rows) {

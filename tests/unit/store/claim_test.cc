@@ -147,6 +147,34 @@ TEST_P(StoreTest, RenewLeaseKeepsTheTrialAndIsFalseForAStaleAttempt) {
   EXPECT_TRUE(store_->renew_lease(taken->trial_id, taken->attempt, "w2", kClaimLease));
 }
 
+// A worker's leases in one transaction: each of its running attempts is extended, another
+// worker's, a wrong attempt and a finished trial are not and keep nothing back.
+TEST_P(StoreTest, RenewLeasesExtendsEveryAttemptOfTheWorkerInOneTransaction) {
+  const int64_t study = study_with_trials("s", 4);
+  std::vector<Claim> c;
+  for (const char* w : {"w1", "w1", "w1", "w2"})
+    c.push_back(*store_->claim_next(w, lease(kClaimLease, 3, study)));
+  ASSERT_TRUE(
+      store_->finish_trial(c[2].trial_id, c[2].attempt, TrialStatus::kCompleted, nullptr, 0.5, ""));
+  clock_.advance(kClaimLease / 2);
+  const uint64_t before = store_->stats().transactions;
+  EXPECT_EQ(store_->renew_leases({{c[0].trial_id, c[0].attempt},
+                                  {c[1].trial_id, c[1].attempt},
+                                  {c[1].trial_id, c[1].attempt + 1},
+                                  {c[2].trial_id, c[2].attempt},
+                                  {c[3].trial_id, c[3].attempt}},
+                                 "w1", kClaimLease),
+            (std::vector<bool>{true, true, false, false, false}));
+  EXPECT_EQ(store_->stats().transactions, before + 1);
+  EXPECT_EQ(store_->get_trial(c[0].trial_id).lease_expires, clock_.now() + kClaimLease);
+  EXPECT_EQ(store_->get_trial(c[1].trial_id).lease_expires, clock_.now() + kClaimLease);
+  EXPECT_EQ(store_->get_trial(c[3].trial_id).lease_expires,
+            clock_.now() - kClaimLease / 2 + kClaimLease);  // w2's: as it was claimed
+  EXPECT_TRUE(store_->renew_leases({}, "w1", kClaimLease).empty());
+  EXPECT_STORE_ERROR(store_->renew_leases({{c[0].trial_id, c[0].attempt}}, "w1", milliseconds(0)),
+                     ErrorCode::kInvalidArgument, "lease must be > 0");
+}
+
 TEST_P(StoreTest, FinishTrialIsKeyedByTrialAndAttempt) {
   study_with_trials("s", 1);
   std::optional<Claim> first = store_->claim_next("slow", lease(kClaimLease));
