@@ -256,6 +256,31 @@ class PgStore final : public SqlStore<Db> {
     return s;
   }
 
+  // One statement for all of a worker's leases (a GPU pack holds hundreds): one round trip,
+  // not one each. The rows are locked in id order, as the other writers lock them.
+  std::vector<bool> extend_leases(const std::vector<AttemptRef>& attempts,
+                                  const std::string& worker_id, int64_t expires) override
+      REQUIRES(mu_) {
+    std::vector<int64_t> ids;
+    std::vector<int> numbers;
+    for (const AttemptRef& a : attempts) {
+      ids.push_back(a.trial_id);
+      numbers.push_back(a.attempt);
+    }
+    static const std::string kRenew =
+        "WITH mine AS (SELECT t.id FROM trials t JOIN unnest($1::bigint[], $2::int[]) AS "
+        "u(id, attempt) ON t.id = u.id AND t.attempts = u.attempt WHERE t.worker_id = $3 AND "
+        "t.status = 'running' ORDER BY t.id FOR UPDATE OF t) "
+        "UPDATE trials SET lease_expires = $4 FROM mine WHERE trials.id = mine.id "
+        "RETURNING trials.id, trials.attempts";
+    auto q = db_.query(kRenew, ids, numbers, worker_id, expires);
+    std::set<std::pair<int64_t, int>> renewed;
+    while (q.next()) renewed.insert({q.i64(0), q.i32(1)});
+    std::vector<bool> out;
+    for (const AttemptRef& a : attempts) out.push_back(renewed.count({a.trial_id, a.attempt}));
+    return out;
+  }
+
   std::vector<bool> write_epochs(
       const std::vector<EpochAppend>& appends,
       const std::vector<std::vector<std::optional<std::string>>>& extras) override REQUIRES(mu_) {

@@ -389,14 +389,7 @@ std::vector<bool> SqlStore<Db>::renew_leases(const std::vector<AttemptRef>& atte
   if (attempts.empty()) return {};
   MutexLock lock(mu_);
   return write("renew_lease", [&]() REQUIRES(mu_) {
-    const int64_t expires = now_ms() + lease.count();
-    std::vector<bool> renewed;
-    for (const AttemptRef& a : attempts)
-      renewed.push_back(
-          db_.exec("UPDATE trials SET lease_expires = ?4 "
-                   "WHERE id = ?1 AND attempts = ?2 AND worker_id = ?3 AND status = 'running'",
-                   a.trial_id, a.attempt, worker_id, expires) == 1);
-    return renewed;
+    return extend_leases(attempts, worker_id, now_ms() + lease.count());
   });
 }
 

@@ -150,6 +150,11 @@ class SqlStore : public Store {
   // PostgreSQL it is one statement.
   virtual std::vector<Claim> claim_trials(const std::string& worker_id, const ClaimOptions& options,
                                           int max, int64_t now) REQUIRES(mu_) = 0;
+  // Sets lease_expires of each attempt still running for worker_id; element i says whether
+  // attempts[i]'s was (see Store::renew_leases).
+  virtual std::vector<bool> extend_leases(const std::vector<AttemptRef>& attempts,
+                                          const std::string& worker_id, int64_t expires)
+      REQUIRES(mu_) = 0;
   // Writes the rows of each attempt that is current (see Store::append_epochs_batch);
   // extras[i] are appends[i]'s rows' extra columns as text.
   virtual std::vector<bool> write_epochs(

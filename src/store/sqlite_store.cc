@@ -107,6 +107,18 @@ class SqliteStore final : public SqlStore<Db> {
     return claims;
   }
 
+  std::vector<bool> extend_leases(const std::vector<AttemptRef>& attempts,
+                                  const std::string& worker_id, int64_t expires) override
+      REQUIRES(mu_) {
+    std::vector<bool> renewed;
+    for (const AttemptRef& a : attempts)
+      renewed.push_back(
+          db_.exec("UPDATE trials SET lease_expires = ?4 "
+                   "WHERE id = ?1 AND attempts = ?2 AND worker_id = ?3 AND status = 'running'",
+                   a.trial_id, a.attempt, worker_id, expires) == 1);
+    return renewed;
+  }
+
   std::vector<bool> write_epochs(
       const std::vector<EpochAppend>& appends,
       const std::vector<std::vector<std::optional<std::string>>>& extras) override REQUIRES(mu_) {
