@@ -75,6 +75,8 @@ void LeaseKeeper::run() {
       counts_.failures += due.size();
       continue;
     }
+    // A renew function that answers for other leases than it was given is a bug, not a
+    // store that is away: it ends the process rather than let leases lapse unnoticed.
     if (renewed.size() != due.size())
       throw internal_error("LeaseKeeper: the renew function answered " +
                            std::to_string(renewed.size()) + " of " + std::to_string(due.size()) +
