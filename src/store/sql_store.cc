@@ -120,6 +120,17 @@ void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
   write("set_study_status", [&]() REQUIRES(mu_) {
     if (db_.exec("UPDATE studies SET status = ?2 WHERE id = ?1", id, to_string(status)) == 0)
       throw no_study("set_study_status", id);
+    // A follower needs only each trial's last change (trials_changed_since returns a
+    // trial once, with it): a finished study's earlier ones (queued, started) go, two of
+    // the three rows a trial leaves. Numbers not yet given (PostgreSQL) stay.
+    if (status == StudyStatus::kFinished)
+      db_.exec(
+          "DELETE FROM trial_changes WHERE seq IN (SELECT c.seq FROM trial_changes c "
+          "JOIN trials t ON t.id = c.trial_id "
+          "JOIN (SELECT trial_id, MAX(seq) AS last FROM trial_changes WHERE seq IS NOT NULL "
+          "GROUP BY trial_id) m ON m.trial_id = c.trial_id "
+          "WHERE t.study_id = ?1 AND c.seq < m.last)",
+          id);
   });
 }
 

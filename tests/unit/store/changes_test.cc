@@ -1,9 +1,11 @@
 // Following a store: the trial change log, new epochs of a trial, and counting a filter.
+#include "raw_sql.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
 namespace {
 
+using testing::PostgresService;
 using testing::StoreTest;
 
 std::vector<int64_t> ids_of(const std::vector<TrialRecord>& trials) {
@@ -55,6 +57,41 @@ TEST_P(StoreTest, EveryStatusChangeTakesTheNextChangeNumber) {
   std::vector<TrialRecord> cancelled = store_->trials_changed_since(after_finish, 100);
   EXPECT_EQ(cancelled.size(), 2u);
   for (const TrialRecord& t : cancelled) EXPECT_EQ(t.status, TrialStatus::kCancelled);
+}
+
+// Marking a study finished drops its trials' superseded changes (created, started): a
+// follower at any point of the log sees the same trials, each with its last change, and
+// the log keeps one row per trial of that study. Another study's rows stay.
+TEST_P(StoreTest, AFinishedStudyKeepsOnlyTheLastChangeOfEachTrial) {
+  const int64_t study = study_with_trials("s", 3);
+  const int64_t other = study_with_trials("other", 2);
+  for (int i = 0; i < 3; ++i) {
+    const Claim c = *store_->claim_next("w", {.study_id = study});
+    ASSERT_TRUE(
+        store_->finish_trial(c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 0.5, ""));
+  }
+  ASSERT_TRUE(store_->claim_next("w", {.study_id = other}));
+  const auto log_rows = [&] {
+    const char* sql = "SELECT COUNT(*) FROM trial_changes";
+    return postgres()
+               ? PostgresService::instance().column(PostgresService::database_of(url()), sql)[0]
+               : testing::sqlite_column(url().substr(7), sql)[0];
+  };
+  const int64_t last = store_->last_trial_change();
+  std::vector<std::vector<TrialRecord>> seen;
+  for (int64_t after = 0; after <= last; ++after)
+    seen.push_back(store_->trials_changed_since(after, 100));
+  EXPECT_EQ(log_rows(), 3 * 3 + 2 + 1);  // added, started, finished; the other: added, one started
+
+  store_->set_study_status(study, StudyStatus::kFinished);
+  EXPECT_EQ(log_rows(), 3 + 2 + 1);
+  EXPECT_EQ(store_->last_trial_change(), last);
+  for (int64_t after = 0; after <= last; ++after) {
+    const std::vector<TrialRecord> now = store_->trials_changed_since(after, 100);
+    ASSERT_EQ(ids_of(now), ids_of(seen[static_cast<size_t>(after)])) << "after " << after;
+    for (size_t i = 0; i < now.size(); ++i)
+      EXPECT_EQ(now[i].seq, seen[static_cast<size_t>(after)][i].seq) << "after " << after;
+  }
 }
 
 TEST_P(StoreTest, ExpiredLeasesAndHandedBackTrialsAreChangesToo) {

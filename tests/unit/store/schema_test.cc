@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "raw_sql.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
@@ -16,17 +17,8 @@ using testing::Backend;
 using testing::PostgresService;
 using testing::TempDir;
 
-// Rows of a one-column integer query, read with a plain connection.
 std::vector<int64_t> column(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  std::vector<int64_t> out;
-  while (sqlite3_step(stmt) == SQLITE_ROW) out.push_back(sqlite3_column_int64(stmt, 0));
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return out;
+  return testing::sqlite_column(path, sql);
 }
 
 void exec(const std::string& path, const char* sql) {
