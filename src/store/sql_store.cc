@@ -125,11 +125,10 @@ void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
     // the three rows a trial leaves. Numbers not yet given (PostgreSQL) stay.
     if (status == StudyStatus::kFinished)
       db_.exec(
-          "DELETE FROM trial_changes WHERE seq IN (SELECT c.seq FROM trial_changes c "
-          "JOIN trials t ON t.id = c.trial_id "
-          "JOIN (SELECT trial_id, MAX(seq) AS last FROM trial_changes WHERE seq IS NOT NULL "
-          "GROUP BY trial_id) m ON m.trial_id = c.trial_id "
-          "WHERE t.study_id = ?1 AND c.seq < m.last)",
+          "DELETE FROM trial_changes WHERE seq IN (SELECT c.seq FROM trial_changes c JOIN "
+          "(SELECT l.trial_id, MAX(l.seq) AS last FROM trial_changes l JOIN trials t ON "
+          "t.id = l.trial_id WHERE t.study_id = ?1 AND l.seq IS NOT NULL GROUP BY l.trial_id) m "
+          "ON m.trial_id = c.trial_id WHERE c.seq < m.last)",
           id);
   });
 }

@@ -139,12 +139,12 @@ CREATE TABLE IF NOT EXISTS schema_version (
 }  // namespace
 
 // A write transaction (BEGIN IMMEDIATE) already holds the file's one write lock, so
-// lock_key is never taken.
+// lock_key is never taken, and the catalog read under it is the same as before it.
+constexpr const char* kHasVersionTable =
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'";
 const SchemaDialect& schema() {
-  static const SchemaDialect kSchema{
-      kMigrations, kVersionTable,
-      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'", 0};
+  static const SchemaDialect kSchema{kMigrations, kVersionTable, kHasVersionTable, kHasVersionTable,
+                                     0};
   return kSchema;
 }
 
