@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
+#include "cli/store_flag.h"
 #include "cli/trial_table.h"
 #include "cli/worker_flags.h"
 #include "cli/worker_pool.h"
@@ -89,7 +90,7 @@ int run(const RunFlags& f) {
   // and, on a new database, its tables; then on RabbitMQ the queue's declaration and the
   // first publish). docs/benchmarks.md has what it gains on 2 cores.
   WorkerPool pool(workers, args, f.worker.threads);
-  auto store = store::open_store(f.worker.store_url);
+  auto store = open_stoppable_store(f.worker.store_url, stop);
   bool resumed = false;
   const int64_t study_id =
       create_or_resume(*store, spec, hide_url_password(f.worker.store_url), &resumed);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/server_flags.h"
 #include "cli/signals.h"
+#include "cli/store_flag.h"
 #include "cli/worker_flags.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
@@ -52,7 +53,7 @@ void serve(const ServeFlags& f) {
   o.store_url = f.worker.store_url;
   std::tie(o.host, o.port) = parse_bind(f.bind);
   server::Server http(o);
-  auto store = store::open_store(f.worker.store_url);
+  auto store = open_stoppable_store(f.worker.store_url, stop);
   queue::AmqpQueueOptions amqp;
   amqp.max_attempts = f.worker.max_attempts;
   auto queue = queue::make_queue(*store, "coordinator", f.worker.broker_url, {}, amqp);

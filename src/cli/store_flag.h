@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,15 @@ inline void add_store_option(CLI::App* cmd, std::string& url) {
 inline std::unique_ptr<store::Store> open_existing_store(const std::string& url) {
   store::StoreOptions o;
   o.create_if_missing = false;
+  return store::open_store(url, o);
+}
+
+// Opens the store of a long-running command (run, worker, serve): once `stop` is set
+// (SIGINT, SIGTERM), a PostgreSQL server that is away is no longer waited for.
+inline std::unique_ptr<store::Store> open_stoppable_store(const std::string& url,
+                                                          const std::atomic<bool>& stop) {
+  store::StoreOptions o;
+  o.stop = &stop;
   return store::open_store(url, o);
 }
 

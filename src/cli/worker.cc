@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/signals.h"
+#include "cli/store_flag.h"
 #include "cli/study_ref.h"
 #include "cli/worker_flags.h"
 #include "common/error.h"
@@ -68,7 +69,7 @@ void add_worker_command(CLI::App& app) {
     if (o.exit_when_done && study->empty())
       throw invalid_argument("--exit-when-done needs --study");
     // The queue's connection, which resolves --study first.
-    auto queue_store = store::open_store(o.store_url);
+    auto queue_store = open_stoppable_store(o.store_url, stop);
     if (*study == "-") {
       const std::optional<std::string> named = study_from_stdin(stop);
       if (!named) return;
@@ -79,7 +80,15 @@ void add_worker_command(CLI::App& app) {
       std::cerr << "worker: device " << o.device << ", " << o.slots
                 << (o.slots == 1 ? " slot, " : " slots, ")
                 << worker::describe(resolved_pack(*flags)) << std::endl;
-    const worker::WorkerSummary s = worker::run_worker(o, stop, *queue_store);
+    worker::WorkerSummary s;
+    try {
+      s = worker::run_worker(o, stop, *queue_store);
+    } catch (const Error& e) {
+      if (!stop || e.code() != ErrorCode::kUnavailable) throw;
+      throw Error(e.code(), std::string(e.what()) +
+                                "; told to stop, the worker did not wait for it to come back: the "
+                                "trials it held run again elsewhere once their leases run out");
+    }
     if (!*quiet)
       std::cerr << "worker: " << s.trials << " trials reported, " << s.handed_back
                 << " handed back, " << s.lost << " lost, " << s.late

@@ -48,6 +48,9 @@ struct ServerOptions {
 
 struct Context {
   ServerOptions options;
+  // Set as the server stops: its store connections stop waiting for a database that is
+  // away (StoreOptions::stop), so neither the threads nor the requests hold the stop up.
+  std::atomic<bool> stopping{false};
   std::vector<std::unique_ptr<store::Store>> stores;
   std::atomic<size_t> next_store{0};
   std::unique_ptr<analysis::StudyCache> cache;

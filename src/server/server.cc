@@ -83,11 +83,14 @@ Api::Api(ServerOptions options) {
   const ServerOptions& o = context_.options;
   store::StoreOptions store_options;
   store_options.clock = o.clock;
+  store_options.stop = &context_.stopping;
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url, store_options));
   context_.cache = std::make_unique<analysis::StudyCache>(*context_.stores.front());
-  context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url), *context_.cache,
-                                               context_.hub, o.poll);
+  store::StoreOptions feed_options;
+  feed_options.stop = &context_.stopping;
+  context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url, feed_options),
+                                               *context_.cache, context_.hub, o.poll);
   add_study_routes(router_, context_);
   add_trial_routes(router_, context_);
   add_operation_routes(router_, context_);
@@ -159,6 +162,7 @@ Server::~Server() {
 
 int Server::start() {
   Context& c = api_.context();
+  c.stopping = false;
   port_ = listener_.start();
   started_ = true;
   c.feed->start();
@@ -196,6 +200,8 @@ int Server::start() {
 void Server::stop() {
   if (!started_) return;
   started_ = false;
+  Context& c = api_.context();
+  c.stopping = true;
   {
     MutexLock lock(stop_mu_);
     stopping_ = true;
@@ -204,7 +210,6 @@ void Server::stop() {
   if (pings_.joinable()) pings_.join();
   if (sampler_.joinable()) sampler_.join();
   if (warm_.joinable()) warm_.join();
-  Context& c = api_.context();
   c.hub.close();  // ends every event stream, resuming their connections
   listener_.stop();
   c.feed->stop();

@@ -26,6 +26,11 @@ constexpr unsigned kTextArray = 1009;
 constexpr unsigned kInt8Array = 1016;
 constexpr unsigned kFloat8Array = 1022;
 
+// Once Options::stop is set: how often a pause looks at it, and what a try that was not
+// retried for it says.
+constexpr std::chrono::milliseconds kStopCheck{20};
+constexpr std::string_view kNotRetried = " (not retried: stopping)";
+
 // Writes run at READ COMMITTED and lock the rows they change; reads see one snapshot.
 constexpr const char* kBeginWrite = "BEGIN";
 constexpr const char* kBeginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
@@ -349,12 +354,13 @@ void Db::connect_within(std::chrono::milliseconds budget) {
     auto [code, transient] = classify_connect(message);
     const std::string text = label_ + ": " + step_ + ": " + message;
     if (!transient) throw PgError(code, text, "", false);
+    if (stopping()) throw PgError(code, text + std::string(kNotRetried), "", true);
     auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed >= budget) throw PgError(code, text, "", true);
     int64_t cap = std::min<int64_t>(500, int64_t{25} << std::min(attempt, 5));
     std::uniform_int_distribution<int64_t> pick(cap / 2, cap);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(budget - elapsed);
-    std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(pick(rng_))));
+    sleep_unless_stopping(std::min(left, std::chrono::milliseconds(pick(rng_))));
   }
 }
 
@@ -663,6 +669,13 @@ PgError Db::answer_lost() const {
 
 void Db::before_retry(const PgError& last, int attempt,
                       std::chrono::steady_clock::time_point start) {
+  const bool away = last.code() == ErrorCode::kUnavailable;
+  if (away && stopping()) {
+    const std::string what = last.what();
+    // connect_within may have said so already.
+    if (what.ends_with(kNotRetried)) throw last;
+    throw PgError(last.code(), what + std::string(kNotRetried), last.sqlstate(), true);
+  }
   if (attempt >= options_.max_retries) {
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
@@ -679,7 +692,16 @@ void Db::pause(int attempt) {
   // Full jitter on an exponential step: 20 ms, 40 ms, ... capped at 1 s.
   int64_t cap = std::min<int64_t>(1000, int64_t{20} << std::min(attempt, 6));
   std::uniform_int_distribution<int64_t> pick(cap / 2, cap);
-  std::this_thread::sleep_for(std::chrono::milliseconds(pick(rng_)));
+  sleep_unless_stopping(std::chrono::milliseconds(pick(rng_)));
+}
+
+void Db::sleep_unless_stopping(std::chrono::milliseconds d) const {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!stopping()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(until - now, kStopCheck));
+  }
 }
 
 void Db::run_transaction(bool write, const char* step, const std::function<void()>& body) {

@@ -14,6 +14,11 @@
 //    lost a race (40001, 40P01): both mean "call again after a pause".
 //  - Anything else (bad input, constraint violations, a missing database, a wrong password)
 //    is not retried.
+//  - Once Options::stop is set (the process was told to stop), a server that is away is no
+//    longer waited for: a failed connection is not polled again and a kUnavailable try is
+//    not retried ("... (not retried: stopping)"), so SIGTERM is not held up by the retries
+//    above (35 s at the defaults). A lost race (kAborted) is still retried: the server is
+//    there and the retry is short.
 //  - A connection lost while COMMIT was in flight is resolved, where possible, by asking
 //    the server about the transaction id afterwards (txid_status), so a write that did
 //    commit is not applied a second time. A transaction found committed that way returns
@@ -156,6 +161,7 @@ class Db {
   struct Options {
     std::chrono::milliseconds busy_timeout{5000};
     int max_retries = 6;
+    const std::atomic<bool>* stop = nullptr;  // see the retry policy above; must outlive Db
   };
   // Connects (retrying transient failures for up to busy_timeout), then sets up the
   // session. `conninfo` is a postgresql:// URL or a libpq keyword string; `label` names the
@@ -260,6 +266,9 @@ class Db {
   // and pauses, or past max_retries throws `last` with how long it was tried.
   void before_retry(const PgError& last, int attempt, std::chrono::steady_clock::time_point start);
   void pause(int attempt);
+  bool stopping() const { return options_.stop && options_.stop->load(); }
+  // Sleeps for `d`, or less once stopping().
+  void sleep_unless_stopping(std::chrono::milliseconds d) const;
 
   pg_conn* conn_ = nullptr;
   std::string conninfo_;

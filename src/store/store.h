@@ -25,6 +25,7 @@
 // 35012 ms)", "sqlite:notes.txt: open: file is not a database (is this a layerlab store?)".
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -45,6 +46,11 @@ struct StoreOptions {
   bool create_if_missing = true;                 // false: a missing database is kNotFound
   std::chrono::milliseconds busy_timeout{5000};  // wait for the lock, per try
   int max_retries = 6;  // further tries of a whole transaction after busy_timeout ran out
+  // The process's stop flag (SIGTERM): once set, a PostgreSQL server that is away is not
+  // waited for: the call fails kUnavailable at once ("... (not retried: stopping)") instead
+  // of after the retries, so a process told to stop does. nullptr: never. Must outlive the
+  // Store.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Retry policy for claiming.

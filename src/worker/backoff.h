@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -18,10 +19,21 @@ inline bool retryable(const Error& e) {
   return e.code() == ErrorCode::kUnavailable || e.code() == ErrorCode::kAborted;
 }
 
+// Sleeps for `d`, or until `stop` is set.
+inline void sleep_unless(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
+  const auto wake = std::chrono::steady_clock::now() + d;
+  while (!stop && std::chrono::steady_clock::now() < wake)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 // Calls fn until it does not throw a retryable error, backing off (jittered, doubling to
-// 5 s). Gives up with the last error after `limit`.
+// 5 s). Gives up with the last error after `limit`, and once `stop` is set gives up on a
+// service that is away (kUnavailable) at once: a worker told to stop does not wait for it
+// (what it holds goes back when its leases run out). A lost race (kAborted) is still
+// retried then.
 template <typename F>
-auto with_backoff(F&& fn, std::chrono::seconds limit = std::chrono::seconds(600)) {
+auto with_backoff(F&& fn, const std::atomic<bool>& stop,
+                  std::chrono::seconds limit = std::chrono::seconds(600)) {
   using std::chrono::milliseconds;
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + limit;
@@ -32,8 +44,10 @@ auto with_backoff(F&& fn, std::chrono::seconds limit = std::chrono::seconds(600)
       return fn();
     } catch (const Error& e) {
       if (!retryable(e) || Clock::now() > deadline) throw;
+      if (stop && e.code() == ErrorCode::kUnavailable) throw;
     }
-    std::this_thread::sleep_for(wait + milliseconds(jitter() % (wait.count() / 2 + 1)));
+    const milliseconds pause = wait + milliseconds(jitter() % (wait.count() / 2 + 1));
+    sleep_unless(stop, pause);  // then the next try, once, if the service is away
     wait = std::min(wait * 2, milliseconds(5000));
   }
 }

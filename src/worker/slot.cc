@@ -78,9 +78,11 @@ class Slot::Loop {
         faults_(services.faults) {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
-    with_backoff([&] {
-      store_.register_worker({id_, host, getpid(), backend_.name(), options_.pack});
-    });
+    with_backoff(
+        [&] {
+          store_.register_worker({id_, host, getpid(), backend_.name(), options_.pack});
+        },
+        stop_);
     heartbeat_ = std::make_unique<Heartbeat>(store_, id_);
   }
 
@@ -103,7 +105,7 @@ class Slot::Loop {
         d = queue_.receive(unreported_.empty() ? milliseconds(200) : milliseconds(0));
       } catch (const Error& e) {
         if (!retryable(e)) throw;
-        std::this_thread::sleep_for(idle_wait);
+        sleep_unless(stop_, idle_wait);
         idle_wait = std::min(idle_wait * 2, milliseconds(5000));
         continue;
       }
@@ -121,14 +123,15 @@ class Slot::Loop {
 
  private:
   bool study_over() {
-    const store::StudyRecord s = with_backoff([&] { return store_.get_study(options_.study_id); });
+    const store::StudyRecord s =
+        with_backoff([&] { return store_.get_study(options_.study_id); }, stop_);
     return s.status != store::StudyStatus::kRunning;
   }
 
   const StudyContext& study_context(int64_t study_id) {
     auto it = studies_.find(study_id);
     if (it != studies_.end()) return it->second;
-    const store::StudyRecord rec = with_backoff([&] { return store_.get_study(study_id); });
+    const store::StudyRecord rec = with_backoff([&] { return store_.get_study(study_id); }, stop_);
     StudyContext c;
     c.spec = study::StudySpec::from_json(rec.spec);
     study::PrunerConfig pc;
@@ -175,7 +178,8 @@ class Slot::Loop {
     if (unreported_.empty()) return;
     std::vector<store::TrialFinish> finishes;
     for (const auto& u : unreported_) finishes.push_back(u.finish);
-    const std::vector<bool> committed = with_backoff([&] { return queue_.finish(finishes); });
+    const std::vector<bool> committed =
+        with_backoff([&] { return queue_.finish(finishes); }, stop_);
     for (size_t i = 0; i < unreported_.size(); ++i) {
       faults_.at(CrashPoint::kAfterCommit, unreported_[i].delivery.number);
       queue_.ack(unreported_[i].delivery);
@@ -253,7 +257,7 @@ class Slot::Loop {
   void hand_back(std::vector<Member>& members) {
     commit_results();
     for (const Member& m : members) {
-      with_backoff([&] { queue_.requeue(m.delivery); });
+      with_backoff([&] { queue_.requeue(m.delivery); }, stop_);
       ++summary_.handed_back;
     }
   }
@@ -268,7 +272,7 @@ class Slot::Loop {
     last_flush_ = clock_.now();
     if (appends.empty()) return;
     // An attempt no longer current writes nothing; its loss is the lease keeper's to report.
-    with_backoff([&] { return store_.append_epochs_batch(appends); });
+    with_backoff([&] { return store_.append_epochs_batch(appends); }, stop_);
     for (Member& m : members) m.pending.clear();
   }
 
@@ -297,7 +301,7 @@ class Slot::Loop {
     if (!decide) return true;
     const study::EpochMetric metric = study::epoch_metric(sc.spec.metric);
     const std::vector<double> others = with_backoff(
-        [&] { return store_.epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); });
+        [&] { return store_.epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); }, stop_);
     return !sc.pruner->should_prune(r.epoch, metric.of(r), others, sc.spec.maximize);
   }
 

@@ -46,7 +46,9 @@ WorkerSummary run_slot(const WorkerOptions& options, const std::atomic<bool>& st
 // behind one another's.
 WorkerSummary run_own_slot(const WorkerOptions& options, const std::atomic<bool>& stop,
                            const std::string& id, queue::TrialQueue& queue) {
-  auto store = store::open_store(options.store_url);
+  store::StoreOptions so;
+  so.stop = &stop;
+  auto store = store::open_store(options.store_url, so);
   return run_slot(options, stop, id, queue, *store);
 }
 
@@ -110,7 +112,7 @@ WorkerSummary run_worker(const WorkerOptions& options, const std::atomic<bool>& 
       if (e) std::rethrow_exception(e);
     for (const WorkerSummary& w : sums) total += w;
   }
-  with_backoff([&] { queue->close(); });  // hand back what was taken ahead
+  with_backoff([&] { queue->close(); }, stop);  // hand back what was taken ahead
   return total;
 }
 

@@ -73,19 +73,6 @@ inline void expect_each_done_exactly_once(const std::map<int64_t, json>& trials,
   }
 }
 
-// Waits for a background process (bounded); its exit code, or -1 after killing it.
-inline int wait_exit(pid_t pid, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -1;
-}
-
 // Messages in a queue of the broker, polled until it shows `want` (quorum queue depths lag).
 inline long queue_depth(const std::string& queue, long want) {
   long n = -1;

@@ -2,6 +2,7 @@
 // change numbers while writers on several connections race. (Everything about the store's
 // contract runs on both backends: see backends.cc.)
 #include <atomic>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -71,6 +72,46 @@ TEST(Postgres, AServerThatStaysAwayIsUnavailableNamingTheCall) {
   server.start();
   EXPECT_EQ(store->list_studies().size(), 1u);
   EXPECT_GT(store->create_study("t", nullptr), 0);
+}
+
+// A process told to stop (StoreOptions::stop) does not wait for a server that is away: a
+// call retrying when the flag is set ends at its next look, later calls are tried once, and
+// once the server is back the store works again.
+TEST(Postgres, OnceStoppingAServerThatIsAwayIsNotWaitedFor) {
+  PostgresService server;
+  std::atomic<bool> stop{false};
+  StoreOptions o;
+  o.stop = &stop;
+  const std::string url = server.fresh_database_url();
+  auto store = open_store(url, o);
+  store->create_study("s", nullptr);
+  // The error a call ends with: "" if none.
+  auto error_of = [](const std::function<void()>& call) -> std::string {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(error_code_name(e.code())) + " " + e.what();
+    }
+    return "";
+  };
+  server.stop();
+  std::string first;
+  std::thread caller([&] { first = error_of([&] { store->list_studies(); }); });
+  while (store->stats().retries == 0) std::this_thread::sleep_for(milliseconds(5));
+  stop = true;  // it is retrying: without the flag it would give up after 7 tries
+  caller.join();
+  EXPECT_NE(first.find(hidden(url) + ": list_studies: "), std::string::npos) << first;
+  EXPECT_TRUE(first.ends_with(" (not retried: stopping)")) << first;
+
+  const uint64_t retries = store->stats().retries;
+  const std::string second = error_of([&] { store->create_study("t", nullptr); });
+  EXPECT_TRUE(second.starts_with(std::string(error_code_name(ErrorCode::kUnavailable)) + " "))
+      << second;
+  EXPECT_TRUE(second.ends_with(" (not retried: stopping)")) << second;
+  EXPECT_EQ(store->stats().retries, retries) << "tried once";
+
+  server.start();
+  EXPECT_EQ(store->list_studies().size(), 1u);
 }
 
 TEST(Postgres, AnUnreachableServerIsUnavailableAndTheMessageHidesThePassword) {
