@@ -168,15 +168,25 @@ class AmqpQueue final : public TrialQueue {
 
   // Released in the store first, then a copy goes to the back of the queue and the
   // original is acked: a hand-back does not use up one of the trial's deliveries (a
-  // requeueing nack would, on a quorum queue).
+  // requeueing nack would, on a quorum queue). With the broker away the copy cannot go:
+  // the original stays unacked and the broker puts it back when this connection closes
+  // (the worker is stopping), at the cost of one delivery. Never the original acked
+  // without its copy: that would leave a queued trial with no message.
   void requeue(const Delivery& d) override {
     {
       MutexLock lock(mu_);
       release_hold(d);
     }
-    if (store_.release_trial(d.trial_id, d.attempt))
-      publish_copy(message_body(d.trial_id, d.study_id));
+    const bool released = store_.release_trial(d.trial_id, d.attempt);
     keeper_.remove(d.trial_id, d.attempt);
+    if (released) {
+      try {
+        publish_copy(message_body(d.trial_id, d.study_id));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kUnavailable) throw;
+        return;
+      }
+    }
     post({Command::kAck, d.tag, d.connection});
   }
 

@@ -143,7 +143,8 @@ int broker_delivery_limit(int max_attempts);
 // and starts each in the store (Store::start_trial): a redelivery of a trial already
 // finished is acknowledged without running. ack() after the result is committed; requeue()
 // releases the trial in the store and hands it back without using up a delivery (a copy is
-// published, then the original acked). A trial started `max_attempts` times without a
+// published, then the original acked; with the broker away the original is left for the
+// broker to put back when the connection closes). A trial started `max_attempts` times without a
 // result (its workers died) is failed by the store at its next delivery and rejected; it
 // and any message delivered broker_delivery_limit times without an ack are dead-lettered
 // to NAME.dead (kept for operators) and NAME.dead.store (read by settle_dead_letters). The

@@ -15,6 +15,7 @@
 #include "queue/trial_queue.h"
 #include "store/store.h"
 #include "support/rabbitmq_service.h"
+#include "support/tcp_relay.h"
 #include "support/temp_and_errors.h"
 
 namespace layerlab::queue {
@@ -172,6 +173,32 @@ TEST_F(AmqpQueueTest, HandBacksDoNotUseUpDeliveries) {
   for (const auto& a : store_->list_attempts(ids[0]))
     EXPECT_TRUE(a.outcome == "released" || a.outcome == "completed") << a.outcome;
   EXPECT_EQ(depth(".dead", 0), 0);
+}
+
+// A hand-back while the broker is away (a worker stopped during an outage): released in
+// the store, no copy can be published, so the original is left unacked for the broker to
+// put back when the connection closes; it must not throw (the worker would report the trial
+// as not handed back) nor ever ack the original without a copy.
+TEST_F(AmqpQueueTest, AHandBackWithTheBrokerAwayLeavesTheOriginalToTheBroker) {
+  const auto ids = add(1);
+  queue("coordinator")->publish(study_, ids);
+  auto relay = std::make_unique<testing::TcpRelay>("127.0.0.1", RabbitMqService::instance().port());
+  const std::string relayed = "amqp://guest:guest@127.0.0.1:" + std::to_string(relay->port()) +
+                              "/%2f?queue=t." +
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  AmqpQueueOptions o;
+  auto q = make_amqp_queue(*store_, "w1", relayed, o);
+  auto d = q->receive(kWait);
+  ASSERT_TRUE(d);
+  relay.reset();  // the broker is away: its connections cut, new ones refused
+  EXPECT_NO_THROW(q->requeue(*d));
+  EXPECT_EQ(store_->get_trial(ids[0]).status, store::TrialStatus::kQueued);
+  q.reset();
+
+  auto again = queue("w2")->receive(kWait);
+  ASSERT_TRUE(again) << "the broker put the original back";
+  EXPECT_EQ(again->trial_id, ids[0]);
+  EXPECT_EQ(store_->get_trial(ids[0]).status, store::TrialStatus::kRunning);
 }
 
 // close() hands back what came ahead of receive() (prefetch) without using deliveries: they
