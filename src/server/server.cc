@@ -84,11 +84,15 @@ Api::Api(ServerOptions options) {
   store::StoreOptions store_options;
   store_options.clock = o.clock;
   store_options.stop = &context_.stopping;
+  // During an outage only one call waits for the database (the feed's, every poll
+  // interval, usually): requests answer 503 at once.
+  store_options.outage = std::make_shared<store::Outage>();
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url, store_options));
   context_.cache = std::make_unique<analysis::StudyCache>(*context_.stores.front());
   store::StoreOptions feed_options;
   feed_options.stop = &context_.stopping;
+  feed_options.outage = store_options.outage;
   context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url, feed_options),
                                                *context_.cache, context_.hub, o.poll);
   add_study_routes(router_, context_);

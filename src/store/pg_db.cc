@@ -26,10 +26,11 @@ constexpr unsigned kTextArray = 1009;
 constexpr unsigned kInt8Array = 1016;
 constexpr unsigned kFloat8Array = 1022;
 
-// Once Options::stop is set: how often a pause looks at it, and what a try that was not
-// retried for it says.
+// Once Options::stop is set: how often a pause looks at it. What a try not retried because
+// of Options::stop or Options::outage says.
 constexpr std::chrono::milliseconds kStopCheck{20};
-constexpr std::string_view kNotRetried = " (not retried: stopping)";
+constexpr std::string_view kStopping = " (not retried: stopping)";
+constexpr std::string_view kKnownAway = " (not retried: found away by an earlier call)";
 
 // Writes run at READ COMMITTED and lock the rows they change; reads see one snapshot.
 constexpr const char* kBeginWrite = "BEGIN";
@@ -354,7 +355,9 @@ void Db::connect_within(std::chrono::milliseconds budget) {
     auto [code, transient] = classify_connect(message);
     const std::string text = label_ + ": " + step_ + ": " + message;
     if (!transient) throw PgError(code, text, "", false);
-    if (stopping()) throw PgError(code, text + std::string(kNotRetried), "", true);
+    if (options_.outage) options_.outage->known = true;
+    if (const std::string_view why = not_retried(true); !why.empty())
+      throw PgError(code, text + std::string(why), "", true);
     auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed >= budget) throw PgError(code, text, "", true);
     int64_t cap = std::min<int64_t>(500, int64_t{25} << std::min(attempt, 5));
@@ -436,12 +439,14 @@ void Db::maintain(const char* step, const char* sql) {
   if (in_transaction_)
     throw internal_error(label_ + ": " + step + ": inside the transaction " + step_);
   const auto start = std::chrono::steady_clock::now();
+  known_away_ = options_.outage && options_.outage->known;
   for (int attempt = 0;; ++attempt) {
     step_ = step;
     try {
       if (!connected()) connect_within(options_.busy_timeout);
       run_simple(sql);
       maintenance_.fetch_add(1, std::memory_order_relaxed);
+      reached();
       return;
     } catch (const PgError& e) {
       if (!e.transient()) throw;
@@ -669,12 +674,12 @@ PgError Db::answer_lost() const {
 
 void Db::before_retry(const PgError& last, int attempt,
                       std::chrono::steady_clock::time_point start) {
-  const bool away = last.code() == ErrorCode::kUnavailable;
-  if (away && stopping()) {
-    const std::string what = last.what();
-    // connect_within may have said so already.
-    if (what.ends_with(kNotRetried)) throw last;
-    throw PgError(last.code(), what + std::string(kNotRetried), last.sqlstate(), true);
+  if (last.code() == ErrorCode::kUnavailable) {
+    if (const std::string_view why = not_retried(!connected()); !why.empty()) {
+      const std::string what = last.what();
+      if (what.ends_with(why)) throw last;  // connect_within said so already
+      throw PgError(last.code(), what + std::string(why), last.sqlstate(), true);
+    }
   }
   if (attempt >= options_.max_retries) {
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -704,10 +709,21 @@ void Db::sleep_unless_stopping(std::chrono::milliseconds d) const {
   }
 }
 
+std::string_view Db::not_retried(bool connection_lost) const {
+  if (stopping()) return kStopping;
+  if (known_away_ && connection_lost) return kKnownAway;
+  return {};
+}
+
+void Db::reached() {
+  if (options_.outage) options_.outage->known = false;
+}
+
 void Db::run_transaction(bool write, const char* step, const std::function<void()>& body) {
   if (in_transaction_)
     throw internal_error(label_ + ": " + step + ": nested transaction inside " + step_);
   const auto start = std::chrono::steady_clock::now();
+  known_away_ = options_.outage && options_.outage->known;
   std::optional<std::string> in_doubt;  // a COMMIT whose answer was lost
   for (int attempt = 0;; ++attempt) {
     step_ = step;
@@ -724,6 +740,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
         in_doubt.reset();
         if (status == "committed") {
           transactions_.fetch_add(1, std::memory_order_relaxed);
+          reached();
           return;
         }
       }
@@ -735,6 +752,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       if (committed_) {  // the last statement carried the COMMIT
         committed_ = false;
         transactions_.fetch_add(1, std::memory_order_relaxed);
+        reached();
         return;
       }
       if (commit_next_)
@@ -744,11 +762,13 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
         pending_begin_ = false;
         in_transaction_ = false;
         transactions_.fetch_add(1, std::memory_order_relaxed);
+        reached();
         return;
       }
       commit(write, in_doubt);
       in_transaction_ = false;
       transactions_.fetch_add(1, std::memory_order_relaxed);
+      reached();
       return;
     } catch (const PgError& e) {
       rollback_quietly();

@@ -19,6 +19,9 @@
 //    not retried ("... (not retried: stopping)"), so SIGTERM is not held up by the retries
 //    above (35 s at the defaults). A lost race (kAborted) is still retried: the server is
 //    there and the retry is short.
+//  - With Options::outage, a call that begins while the database is known away (another
+//    call failed to reach it, and none has since) makes one try and is not retried when
+//    it cannot connect ("... (not retried: found away by an earlier call)"); see outage.h.
 //  - A connection lost while COMMIT was in flight is resolved, where possible, by asking
 //    the server about the transaction id afterwards (txid_status), so a write that did
 //    commit is not applied a second time. A transaction found committed that way returns
@@ -55,6 +58,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "store/outage.h"
 #include "store/sql_value.h"
 
 // libpq's types, without its header (it stays private to pg_db.cc).
@@ -162,6 +166,7 @@ class Db {
     std::chrono::milliseconds busy_timeout{5000};
     int max_retries = 6;
     const std::atomic<bool>* stop = nullptr;  // see the retry policy above; must outlive Db
+    std::shared_ptr<Outage> outage;           // the same; nullptr: none shared
   };
   // Connects (retrying transient failures for up to busy_timeout), then sets up the
   // session. `conninfo` is a postgresql:// URL or a libpq keyword string; `label` names the
@@ -267,6 +272,11 @@ class Db {
   void before_retry(const PgError& last, int attempt, std::chrono::steady_clock::time_point start);
   void pause(int attempt);
   bool stopping() const { return options_.stop && options_.stop->load(); }
+  // Why a try that could not reach the server (or, when stopping, any kUnavailable try) is
+  // not tried again: a suffix for its message; empty when it is retried as usual.
+  std::string_view not_retried(bool connection_lost) const;
+  // A transaction or maintenance statement went through.
+  void reached();
   // Sleeps for `d`, or less once stopping().
   void sleep_unless_stopping(std::chrono::milliseconds d) const;
 
@@ -275,6 +285,7 @@ class Db {
   std::string label_;
   Options options_;
   const char* step_ = "open";  // the call in progress, for messages
+  bool known_away_ = false;    // the call began with Options::outage known
   bool in_transaction_ = false;
   bool pending_begin_ = false;  // BEGIN not sent yet: it goes with the first statement
   bool commit_next_ = false;    // COMMIT goes with the next statement (commit_with_next)

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "store/clock.h"
+#include "store/outage.h"
 #include "store/records.h"
 
 namespace layerlab::store {
@@ -51,6 +52,9 @@ struct StoreOptions {
   // of after the retries, so a process told to stop does. nullptr: never. Must outlive the
   // Store.
   const std::atomic<bool>* stop = nullptr;
+  // Shared by the connections of a server (see outage.h); nullptr: each call waits for a
+  // database that is away, up to the retries above.
+  std::shared_ptr<Outage> outage;
 };
 
 // Retry policy for claiming.

@@ -114,6 +114,41 @@ TEST(Postgres, OnceStoppingAServerThatIsAwayIsNotWaitedFor) {
   EXPECT_EQ(store->list_studies().size(), 1u);
 }
 
+// Connections sharing an Outage (a server's): once one call has failed to reach the
+// database, calls on the others are tried once; the call that found it away still waits
+// for it and rides out the restart, and once a call reaches it the others wait again.
+TEST(Postgres, WhileOneCallWaitsForAServerThatIsAwayTheOthersAreTriedOnce) {
+  PostgresService server;
+  StoreOptions o;
+  o.outage = std::make_shared<Outage>();
+  const std::string url = server.fresh_database_url();
+  auto waiting = open_store(url, o);
+  auto other = open_store(url, o);
+  waiting->create_study("s", nullptr);
+  EXPECT_FALSE(o.outage->known);
+
+  server.stop();
+  std::string waited;
+  std::thread caller([&] {
+    try {
+      waited = std::to_string(waiting->list_studies().size());
+    } catch (const Error& e) {
+      waited = e.what();
+    }
+  });
+  while (!o.outage->known) std::this_thread::sleep_for(milliseconds(5));
+  const uint64_t retries = other->stats().retries;
+  EXPECT_STORE_ERROR(other->list_studies(), ErrorCode::kUnavailable,
+                     "(not retried: found away by an earlier call)");
+  EXPECT_EQ(other->stats().retries, retries) << "tried once";
+
+  server.start();
+  caller.join();
+  EXPECT_EQ(waited, "1") << "the first call rode out the restart";
+  EXPECT_FALSE(o.outage->known);
+  EXPECT_EQ(other->list_studies().size(), 1u);
+}
+
 TEST(Postgres, AnUnreachableServerIsUnavailableAndTheMessageHidesThePassword) {
   const std::string url =
       "postgresql://layerlab:s3cret@127.0.0.1:" + std::to_string(free_port()) + "/layerlab";
