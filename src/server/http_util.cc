@@ -4,6 +4,11 @@
 #include <iostream>
 
 namespace layerlab::server {
+namespace {
+
+constexpr const char* kRetryAfterSeconds = "5";
+
+}  // namespace
 
 int http_status(ErrorCode code) {
   switch (code) {
@@ -80,6 +85,8 @@ void run_guarded(const Handler& h, const Request& req, Response& res) {
       std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
     res = Response{};
     send_error(res, status, e.what());
+    // The store is away or busy: when to ask again (RFC 9110), for clients and balancers.
+    if (status == 503) res.set_header("Retry-After", kRetryAfterSeconds);
   } catch (const std::bad_alloc&) {
     std::cerr << "server: " << req.method << " " << req.path << ": out of memory\n";
     res = Response{};

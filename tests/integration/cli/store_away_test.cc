@@ -53,6 +53,14 @@ TEST(StoreAway, TheServerAnswersAtOnceWhileItsStoreIsAwayAndServesAgainWhenItIsB
   int health = status_within_10s(server, "/healthz");
   if (health == -1) health = status_within_10s(server, "/healthz");
   EXPECT_EQ(health, 503) << server.log();
+  {
+    httplib::Client c("127.0.0.1", server.port());
+    c.set_read_timeout(std::chrono::seconds(10));
+    const auto r = c.Get("/api/v1/studies");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 503);
+    EXPECT_EQ(r->get_header_value("Retry-After"), "5") << "when to ask again";
+  }
   std::vector<int> statuses(8, 0);
   std::vector<std::thread> clients;
   for (int& s : statuses)
