@@ -3,7 +3,6 @@
 #include <atomic>
 #include <deque>
 #include <random>
-#include <thread>
 
 #include "common/error.h"
 #include "common/mutex.h"
@@ -124,11 +123,7 @@ class StoreQueue final : public TrialQueue {
       // Poll with a growing, jittered interval so idle workers cost the database little.
       std::uniform_int_distribution<int64_t> jitter(delay.count() / 2, delay.count());
       const auto wake = std::min(now + std::chrono::milliseconds(jitter(rng)), deadline);
-      while (std::chrono::steady_clock::now() < wake) {
-        if (stop_ && *stop_) return;
-        std::this_thread::sleep_until(
-            std::min(wake, std::chrono::steady_clock::now() + kStopCheck));
-      }
+      if (sleep_until_unless(stop_, wake)) return;
       delay = std::min(delay * 2, poll_max_);
     }
   }

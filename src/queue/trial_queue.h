@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/stop_sleep.h"
 #include "store/store.h"
 
 namespace layerlab::queue {
@@ -78,11 +79,6 @@ class TrialQueue {
   // fails trials whose leases ran out too often itself.
   virtual int64_t settle_dead_letters() = 0;
 };
-
-// How often a receive() that waits for work looks at the options' `stop` flag: a worker told
-// to stop (SIGTERM; `run` tells its workers when the study is complete) leaves that soon,
-// not when the wait it asked for runs out.
-inline constexpr std::chrono::milliseconds kStopCheck{20};
 
 struct StoreQueueOptions {
   // When set, receive() returns (empty) within kStopCheck once *stop is true.

@@ -166,7 +166,6 @@ Server::~Server() {
 
 int Server::start() {
   Context& c = api_.context();
-  c.stopping = false;
   port_ = listener_.start();
   started_ = true;
   c.feed->start();
@@ -188,14 +187,14 @@ int Server::start() {
       }
       MutexLock lock(stop_mu_);
       if (stop_cv_.wait_for(lock.native(), c.options.queue_sample,
-                            [this]() REQUIRES(stop_mu_) { return stopping_; }))
+                            [&c] { return c.stopping.load(); }))
         return;
     }
   });
   pings_ = std::thread([this, &c] {
     MutexLock lock(stop_mu_);
     while (!stop_cv_.wait_for(lock.native(), std::chrono::seconds(5),
-                              [this]() REQUIRES(stop_mu_) { return stopping_; }))
+                              [&c] { return c.stopping.load(); }))
       c.hub.ping();
   });
   return port_;
@@ -205,10 +204,9 @@ void Server::stop() {
   if (!started_) return;
   started_ = false;
   Context& c = api_.context();
-  c.stopping = true;
   {
-    MutexLock lock(stop_mu_);
-    stopping_ = true;
+    MutexLock lock(stop_mu_);  // set under the lock: a waiter cannot miss it
+    c.stopping = true;
   }
   stop_cv_.notify_all();
   if (pings_.joinable()) pings_.join();

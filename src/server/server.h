@@ -58,9 +58,8 @@ class Server {
   std::thread warm_;     // loads every study into the cache once, so first views are fast
   std::thread pings_;    // every 5 s: keeps idle event streams alive, finds clients that left
   std::thread sampler_;  // every options.queue_sample: the queue's depth into its history
-  Mutex stop_mu_;
+  Mutex stop_mu_;        // with stop_cv_: wakes the threads as Context::stopping is set
   std::condition_variable stop_cv_;
-  bool stopping_ GUARDED_BY(stop_mu_) = false;
   bool started_ = false;
   int port_ = 0;
 };

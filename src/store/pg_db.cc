@@ -11,6 +11,8 @@
 #include <system_error>
 #include <thread>
 
+#include "common/stop_sleep.h"
+
 namespace layerlab::store::pg {
 namespace {
 
@@ -26,9 +28,7 @@ constexpr unsigned kTextArray = 1009;
 constexpr unsigned kInt8Array = 1016;
 constexpr unsigned kFloat8Array = 1022;
 
-// Once Options::stop is set: how often a pause looks at it. What a try not retried because
-// of Options::stop or Options::outage says.
-constexpr std::chrono::milliseconds kStopCheck{20};
+// What a try not retried because of Options::stop or Options::outage says.
 constexpr std::string_view kStopping = " (not retried: stopping)";
 constexpr std::string_view kKnownAway = " (not retried: found away by an earlier call)";
 
@@ -356,14 +356,13 @@ void Db::connect_within(std::chrono::milliseconds budget) {
     const std::string text = label_ + ": " + step_ + ": " + message;
     if (!transient) throw PgError(code, text, "", false);
     if (options_.outage) options_.outage->known = true;
-    if (const std::string_view why = not_retried(true); !why.empty())
-      throw PgError(code, text + std::string(why), "", true);
+    if (!not_retried(true).empty()) throw PgError(code, text, "", true);  // before_retry says why
     auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed >= budget) throw PgError(code, text, "", true);
     int64_t cap = std::min<int64_t>(500, int64_t{25} << std::min(attempt, 5));
     std::uniform_int_distribution<int64_t> pick(cap / 2, cap);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(budget - elapsed);
-    sleep_unless_stopping(std::min(left, std::chrono::milliseconds(pick(rng_))));
+    sleep_unless(options_.stop, std::min(left, std::chrono::milliseconds(pick(rng_))));
   }
 }
 
@@ -675,11 +674,8 @@ PgError Db::answer_lost() const {
 void Db::before_retry(const PgError& last, int attempt,
                       std::chrono::steady_clock::time_point start) {
   if (last.code() == ErrorCode::kUnavailable) {
-    if (const std::string_view why = not_retried(!connected()); !why.empty()) {
-      const std::string what = last.what();
-      if (what.ends_with(why)) throw last;  // connect_within said so already
-      throw PgError(last.code(), what + std::string(why), last.sqlstate(), true);
-    }
+    if (const std::string_view why = not_retried(!connected()); !why.empty())
+      throw PgError(last.code(), last.what() + std::string(why), last.sqlstate(), true);
   }
   if (attempt >= options_.max_retries) {
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -697,16 +693,7 @@ void Db::pause(int attempt) {
   // Full jitter on an exponential step: 20 ms, 40 ms, ... capped at 1 s.
   int64_t cap = std::min<int64_t>(1000, int64_t{20} << std::min(attempt, 6));
   std::uniform_int_distribution<int64_t> pick(cap / 2, cap);
-  sleep_unless_stopping(std::chrono::milliseconds(pick(rng_)));
-}
-
-void Db::sleep_unless_stopping(std::chrono::milliseconds d) const {
-  const auto until = std::chrono::steady_clock::now() + d;
-  while (!stopping()) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= until) return;
-    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(until - now, kStopCheck));
-  }
+  sleep_unless(options_.stop, std::chrono::milliseconds(pick(rng_)));
 }
 
 std::string_view Db::not_retried(bool connection_lost) const {
@@ -715,8 +702,16 @@ std::string_view Db::not_retried(bool connection_lost) const {
   return {};
 }
 
+void Db::transaction_done() {
+  transactions_.fetch_add(1, std::memory_order_relaxed);
+  reached();
+}
+
 void Db::reached() {
-  if (options_.outage) options_.outage->known = false;
+  // Read first: a write to the shared flag on every transaction would bounce its cache
+  // line between the server's connections.
+  if (options_.outage && options_.outage->known.load(std::memory_order_relaxed))
+    options_.outage->known = false;
 }
 
 void Db::run_transaction(bool write, const char* step, const std::function<void()>& body) {
@@ -739,8 +734,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
                         true);
         in_doubt.reset();
         if (status == "committed") {
-          transactions_.fetch_add(1, std::memory_order_relaxed);
-          reached();
+          transaction_done();
           return;
         }
       }
@@ -751,8 +745,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       body();
       if (committed_) {  // the last statement carried the COMMIT
         committed_ = false;
-        transactions_.fetch_add(1, std::memory_order_relaxed);
-        reached();
+        transaction_done();
         return;
       }
       if (commit_next_)
@@ -761,14 +754,12 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       if (pending_begin_) {  // the body ran no statement: nothing to commit
         pending_begin_ = false;
         in_transaction_ = false;
-        transactions_.fetch_add(1, std::memory_order_relaxed);
-        reached();
+        transaction_done();
         return;
       }
       commit(write, in_doubt);
       in_transaction_ = false;
-      transactions_.fetch_add(1, std::memory_order_relaxed);
-      reached();
+      transaction_done();
       return;
     } catch (const PgError& e) {
       rollback_quietly();

@@ -275,10 +275,9 @@ class Db {
   // Why a try that could not reach the server (or, when stopping, any kUnavailable try) is
   // not tried again: a suffix for its message; empty when it is retried as usual.
   std::string_view not_retried(bool connection_lost) const;
-  // A transaction or maintenance statement went through.
+  // A transaction or maintenance statement went through: clears Options::outage.
   void reached();
-  // Sleeps for `d`, or less once stopping().
-  void sleep_unless_stopping(std::chrono::milliseconds d) const;
+  void transaction_done();  // counts it, and reached()
 
   pg_conn* conn_ = nullptr;
   std::string conninfo_;

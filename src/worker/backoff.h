@@ -8,22 +8,15 @@
 #include <atomic>
 #include <chrono>
 #include <random>
-#include <thread>
 
 #include "common/error.h"
+#include "common/stop_sleep.h"
 
 namespace layerlab::worker {
 
 // The store or broker is away (kUnavailable, kAborted): the same call may succeed later.
 inline bool retryable(const Error& e) {
   return e.code() == ErrorCode::kUnavailable || e.code() == ErrorCode::kAborted;
-}
-
-// Sleeps for `d`, or until `stop` is set.
-inline void sleep_unless(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
-  const auto wake = std::chrono::steady_clock::now() + d;
-  while (!stop && std::chrono::steady_clock::now() < wake)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 // Calls fn until it does not throw a retryable error, backing off (jittered, doubling to
@@ -47,7 +40,7 @@ auto with_backoff(F&& fn, const std::atomic<bool>& stop,
       if (stop && e.code() == ErrorCode::kUnavailable) throw;
     }
     const milliseconds pause = wait + milliseconds(jitter() % (wait.count() / 2 + 1));
-    sleep_unless(stop, pause);  // then the next try, once, if the service is away
+    sleep_unless(&stop, pause);  // then the next try, once, if the service is away
     wait = std::min(wait * 2, milliseconds(5000));
   }
 }

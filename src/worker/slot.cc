@@ -105,7 +105,7 @@ class Slot::Loop {
         d = queue_.receive(unreported_.empty() ? milliseconds(200) : milliseconds(0));
       } catch (const Error& e) {
         if (!retryable(e)) throw;
-        sleep_unless(stop_, idle_wait);
+        sleep_unless(&stop_, idle_wait);
         idle_wait = std::min(idle_wait * 2, milliseconds(5000));
         continue;
       }
