@@ -137,6 +137,13 @@ int run(const RunFlags& f) {
       }
     }
     pool.supervise(workers + 10 * static_cast<int>(coordinator.total_trials()));
+    // Every worker failed, as often as they are started again: nothing will train what is
+    // left, so say so rather than wait for it (their own messages are above).
+    if (pool.alive() == 0)
+      throw unavailable(fmt::format(
+          "every worker exited with an error ({} started again, the most allowed); the "
+          "study is not finished: run it again to resume once the cause above is mended",
+          pool.restarts()));
     // The end of the study is seen within this (a round is a few indexed queries); it was
     // 100 ms, a tenth of a 24-trial sweep's wall time.
     std::this_thread::sleep_for(std::chrono::milliseconds(25));

@@ -128,6 +128,11 @@ int WorkerPool::supervise(int max_restarts) {
   return restarted;
 }
 
+int WorkerPool::alive() const {
+  return static_cast<int>(
+      std::count_if(children_.begin(), children_.end(), [](pid_t pid) { return pid > 0; }));
+}
+
 void WorkerPool::stop(double grace_seconds) {
   for (size_t i = 0; i < children_.size(); ++i) {
     if (children_[i] > 0) kill(children_[i], study_sockets_[i] >= 0 ? SIGKILL : SIGTERM);

@@ -36,6 +36,8 @@ class WorkerPool {
   // once, though it may be connecting to a store that does not answer.
   void stop(double grace_seconds = 10.0);
   int restarts() const { return restarts_; }
+  // Children running (or started and not yet reaped).
+  int alive() const;
 
  private:
   // Starts a child; with its study to come, *study_socket is where it will be sent.

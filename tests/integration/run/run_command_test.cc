@@ -156,6 +156,30 @@ TEST(RunCommand, PoisonTrialFailsAfterTheRetryLimitAndTheRestCompletes) {
   }
 }
 
+// A worker that dies on every trial, far more often than it is started again: run says so
+// and exits (it waited for ever once its workers were all gone), and the study stays
+// unfinished for a later run to resume.
+TEST(RunCommand, WhenEveryWorkerKeepsFailingRunExitsSayingSo) {
+  const Study s = write_study("run-all-fail", R"(name: doomed
+datasets: [iris]
+parameters:
+  hidden_layers: {value: 1}
+  epochs: {value: 1}
+)");
+  const auto r = run_layerlab("run " + s.file.string() + " --store " + s.store +
+                                  " --workers 2 --lease-seconds 0.2 --max-attempts 100",
+                              "LAYERLAB_TEST_CRASH=before_training:*");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("layerlab run: error: every worker exited with an error (12 started "
+                       "again, the most allowed); the study is not finished"),
+            std::string::npos)
+      << r.err;
+  const json st = status(s, "doomed");
+  EXPECT_NE(st["status"], "finished");
+  EXPECT_EQ(st["counts"]["completed"], 0);
+  EXPECT_EQ(st["counts"]["failed"], 0) << "the trial is not failed: it runs when resumed";
+}
+
 const char* kSlowStudy = R"(name: slow
 datasets: [digits]
 seeds: [0, 1, 2, 3]
