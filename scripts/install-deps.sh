@@ -16,9 +16,10 @@ command -v npm >/dev/null 2>&1 || BUILD_PKGS+=(nodejs npm)
 # Browser tests drive Debian's Chromium through playwright-core (from npm, no browser download).
 BROWSER_PKGS=(chromium)
 # Distributed mode's services, started by the tests and the cluster quickstart on loopback
-# (scripts/services/): PostgreSQL (the store) and RabbitMQ (the broker); iproute2 for the
-# test that puts a worker on another "host" (a network namespace).
-SERVICE_PKGS=(postgresql rabbitmq-server iproute2)
+# (scripts/services/): PostgreSQL (the store) and RabbitMQ (the broker); PgBouncer (the
+# store behind a transaction pooler); iproute2 for the test that puts a worker on another
+# "host" (a network namespace).
+SERVICE_PKGS=(postgresql pgbouncer rabbitmq-server iproute2)
 # The server load benchmark (wrk, and the sqlite3 shell to count rows).
 LOAD_PKGS=(wrk sqlite3)
 # The model-export test reads safetensors files with an independent numpy reader; the

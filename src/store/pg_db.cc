@@ -367,13 +367,22 @@ void Db::connect_within(std::chrono::milliseconds budget) {
 }
 
 // Per-connection settings: a wait for a lock (a row another writer holds) gives up after
-// busy_timeout (55P03, then the transaction is retried).
+// busy_timeout (55P03, then the transaction is retried). Transactions here are a few
+// statements sent back to back. One left open by a client that went silent (its host cut
+// off, the process stopped) would hold its row locks until TCP gives up on it, hours later;
+// the server ends such a session after 30 s instead. Behind a transaction pooler a session
+// setting would stay on a server connection that other clients' transactions run on next,
+// so the same settings go with each transaction (transaction_settings).
 void Db::setup_session() {
-  const int64_t ms = std::max<int64_t>(1, options_.busy_timeout.count());
-  run_simple(("SET lock_timeout = " + std::to_string(ms)).c_str());
-  // Transactions here are a few statements sent back to back. One left open by a client
-  // that went silent (its host cut off, the process stopped) would hold its row locks until
-  // TCP gives up on it, hours later; the server ends such a session after 30 s instead.
+  const std::string lock_timeout =
+      std::to_string(std::max<int64_t>(1, options_.busy_timeout.count()));
+  if (options_.transaction_pooling) {
+    transaction_settings_ = "SELECT set_config('lock_timeout', '" + lock_timeout +
+                            "', true), set_config('idle_in_transaction_session_timeout', "
+                            "'30000', true)";
+    return;
+  }
+  run_simple(("SET lock_timeout = " + lock_timeout).c_str());
   run_simple("SET idle_in_transaction_session_timeout = 30000");
 }
 
@@ -394,6 +403,13 @@ void Db::fail(pg_result* r, std::string_view what) {
   if (code == ErrorCode::kInternal && !what.empty()) text += std::string(what) + ": ";
   text += message;
   if (!state.empty() && code == ErrorCode::kInternal) text += " (SQLSTATE " + state + ")";
+  // A named statement another client left on the connection, one of ours gone, or another
+  // client's with our name bound to our parameters: the server connection changes between
+  // transactions.
+  if ((state == "42P05" || state == "26000" || state == "08P01") && !options_.transaction_pooling)
+    text +=
+        "; is this a transaction pooler (such as PgBouncer with pool_mode = transaction)? "
+        "then add ?pool_mode=transaction to the store URL";
   throw PgError(code, text, state, transient);
 }
 
@@ -461,6 +477,14 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   for (size_t i = 0; i < n; ++i) values[i] = params[i].text ? params[i].text->c_str() : nullptr;
   std::vector<unsigned> types(n);
   for (size_t i = 0; i < n; ++i) types[i] = params[i].type;
+  if (options_.transaction_pooling) {
+    if (pending_begin_ || commit_next_) return pipelined(sql, false, types, values);
+    pg_result* r = PQexecParams(conn_, dollar_placeholders(sql).c_str(), static_cast<int>(n),
+                                types.data(), values.data(), nullptr, nullptr, 0);
+    ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r, snippet(sql));
+    return Result(r);
+  }
   auto it = statements_.find(sql);
   if (pending_begin_ || commit_next_) return pipelined(sql, it == statements_.end(), types, values);
   if (it == statements_.end()) {
@@ -480,14 +504,16 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
 }
 
 // A statement with what goes in its round trip (libpq's pipeline mode): BEGIN when it is the
-// transaction's first, its preparation the first time, and the transaction id and COMMIT
-// when it is the last (commit_with_next). A failure of any of them aborts the rest and is
-// reported as that statement's.
+// transaction's first (and behind a transaction pooler, the transaction's settings), its
+// preparation the first time (never behind a transaction pooler: it goes unnamed), and the
+// transaction id and COMMIT when it is the last (commit_with_next). A failure of any of them aborts
+// the rest and is reported as that statement's.
 Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
                      const std::vector<const char*>& values) {
-  enum Command { kBegin, kPrepare, kStatement, kXid, kCommit };
+  enum Command { kBegin, kSettings, kPrepare, kStatement, kXid, kCommit };
   std::vector<Command> commands;
   if (pending_begin_) commands.push_back(kBegin);
+  if (pending_begin_ && transaction_settings()) commands.push_back(kSettings);
   if (prepare) commands.push_back(kPrepare);
   commands.push_back(kStatement);
   if (commit_next_) {
@@ -497,8 +523,10 @@ Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsig
   pending_begin_ = false;
   const int n = static_cast<int>(values.size());
   const std::string text(sql);
-  const std::string name =
-      prepare ? "layerlab_" + std::to_string(++next_statement_) : statements_.find(sql)->second;
+  const bool unnamed = options_.transaction_pooling;
+  const std::string name = unnamed   ? std::string()
+                           : prepare ? "layerlab_" + std::to_string(++next_statement_)
+                                     : statements_.find(sql)->second;
   bool sent = PQenterPipelineMode(conn_) == 1;
   for (Command c : commands) {
     if (!sent) break;
@@ -507,12 +535,19 @@ Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsig
         sent = PQsendQueryParams(conn_, pending_write_ ? kBeginWrite : kBeginRead, 0, nullptr,
                                  nullptr, nullptr, nullptr, 0) == 1;
         break;
+      case kSettings:
+        sent = PQsendQueryParams(conn_, transaction_settings(), 0, nullptr, nullptr, nullptr,
+                                 nullptr, 0) == 1;
+        break;
       case kPrepare:
         sent = PQsendPrepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(), n,
                              types.data()) == 1;
         break;
       case kStatement:
-        sent = PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr, nullptr, 0) == 1;
+        sent = unnamed ? PQsendQueryParams(conn_, dollar_placeholders(sql).c_str(), n, types.data(),
+                                           values.data(), nullptr, nullptr, 0) == 1
+                       : PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr,
+                                             nullptr, 0) == 1;
         break;
       case kXid:
         sent =
@@ -609,6 +644,7 @@ void Db::after_last_statement(std::string_view sql) {
 void Db::begin_now() {
   pending_begin_ = false;
   run_simple(pending_write_ ? kBeginWrite : kBeginRead);
+  if (transaction_settings()) run_simple(transaction_settings());
 }
 
 bool Db::lock_exclusive(int64_t key) {

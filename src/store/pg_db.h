@@ -40,6 +40,12 @@
 // when its client, perhaps not scheduled for a while, gets round to committing.
 // Statements are prepared once per connection (cached by their text).
 //
+// Behind a transaction pooler (Options::transaction_pooling: PgBouncer's pool_mode =
+// transaction and the like) each transaction may run on a different server connection, so
+// nothing is left on one between transactions: statements go unnamed (parsed each time),
+// and lock_timeout and idle_in_transaction_session_timeout are set for each transaction
+// (set_config(..., true), in the round trip of its BEGIN) instead of once per session.
+//
 // Not thread-safe: one thread at a time (PgStore serialises calls with its mutex).
 #pragma once
 
@@ -167,6 +173,7 @@ class Db {
     int max_retries = 6;
     const std::atomic<bool>* stop = nullptr;  // see the retry policy above; must outlive Db
     std::shared_ptr<Outage> outage;           // the same; nullptr: none shared
+    bool transaction_pooling = false;         // see above
   };
   // Connects (retrying transient failures for up to busy_timeout), then sets up the
   // session. `conninfo` is a postgresql:// URL or a libpq keyword string; `label` names the
@@ -264,6 +271,10 @@ class Db {
   void connect_within(std::chrono::milliseconds budget);
   bool connected() const;
   void setup_session();
+  // Behind a transaction pooler: what setup_session sets, for the transaction just begun.
+  const char* transaction_settings() const {
+    return options_.transaction_pooling ? transaction_settings_.c_str() : nullptr;
+  }
   void rollback_quietly();
   [[noreturn]] void fail(pg_result* r, std::string_view what);
   [[noreturn]] void fail_connection();
@@ -283,8 +294,9 @@ class Db {
   std::string conninfo_;
   std::string label_;
   Options options_;
-  const char* step_ = "open";  // the call in progress, for messages
-  bool known_away_ = false;    // the call began with Options::outage known
+  std::string transaction_settings_;  // the statement transaction_settings() returns
+  const char* step_ = "open";         // the call in progress, for messages
+  bool known_away_ = false;           // the call began with Options::outage known
   bool in_transaction_ = false;
   bool pending_begin_ = false;  // BEGIN not sent yet: it goes with the first statement
   bool commit_next_ = false;    // COMMIT goes with the next statement (commit_with_next)

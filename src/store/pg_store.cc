@@ -141,9 +141,9 @@ struct EpochBatch {
 class PgStore final : public SqlStore<Db> {
  public:
   PgStore(const StoreUrl& url, const StoreOptions& options)
-      : SqlStore(
-            options, kPostgres, url.path, url.text,
-            Db::Options{options.busy_timeout, options.max_retries, options.stop, options.outage}) {
+      : SqlStore(options, kPostgres, url.path, url.text,
+                 Db::Options{options.busy_timeout, options.max_retries, options.stop,
+                             options.outage, url.transaction_pooling}) {
     migrate(db_, pg::schema(), options.create_if_missing, now_ms());
   }
 

@@ -298,10 +298,18 @@ class Store {
 // sqlite:///rel.db, sqlite:////abs.db); postgresql://user:pass@host:port/db (or postgres://).
 struct StoreUrl {
   enum class Kind { kSqlite, kPostgres } kind = Kind::kSqlite;
-  std::string path;  // sqlite: the file (":memory:" for a private in-memory database)
+  // sqlite: the file (":memory:" for a private in-memory database); postgresql: the URL for
+  // libpq, layerlab's own parameters (pool_mode) taken out
+  std::string path;
   std::string text;  // the URL with any password replaced by ***, for messages
+  // postgresql only, `?pool_mode=transaction`: the URL names a pooler (PgBouncer and the
+  // like) that hands each transaction to any of its server connections, so nothing may
+  // outlive a transaction on a connection (no named prepared statements, no session
+  // settings). `session` (the default) is a direct connection or a session pooler.
+  bool transaction_pooling = false;
 };
-// kInvalidArgument naming the URL (password hidden) when it is neither.
+// kInvalidArgument naming the URL (password hidden) when it is neither, or when a
+// postgresql URL's pool_mode is given twice or is not session or transaction.
 StoreUrl parse_store_url(std::string_view url);
 
 // Opens (creating and migrating if needed) the store at url. A file or database that is

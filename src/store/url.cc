@@ -1,4 +1,5 @@
 // Store URLs and open_store(): the one place that maps a URL to an implementation.
+#include <optional>
 #include <string>
 
 #include "common/error.h"
@@ -12,6 +13,39 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+// Takes layerlab's own parameter, pool_mode, out of a postgresql URL's query (libpq rejects
+// parameters it does not know) into out.transaction_pooling; out.path is what is left.
+void take_pool_mode(std::string_view url, StoreUrl& out) {
+  const size_t question = url.find('?');
+  if (question == std::string_view::npos) {
+    out.path = std::string(url);
+    return;
+  }
+  std::string kept;
+  std::optional<std::string_view> mode;
+  std::string_view query = url.substr(question + 1);
+  while (true) {
+    const size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    if (starts_with(item, "pool_mode=")) {
+      if (mode) throw invalid_argument("store URL '" + out.text + "' gives pool_mode twice");
+      mode = item.substr(10);
+    } else if (!item.empty()) {
+      kept += kept.empty() ? "?" : "&";
+      kept += item;
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  if (mode && *mode != "session" && *mode != "transaction")
+    throw invalid_argument("store URL '" + out.text + "': pool_mode '" + std::string(*mode) +
+                           "' is neither session (a direct connection or a session pooler, the "
+                           "default) nor transaction (a transaction pooler such as PgBouncer's "
+                           "pool_mode = transaction)");
+  out.transaction_pooling = mode == "transaction";
+  out.path = std::string(url.substr(0, question)) + kept;
 }
 
 }  // namespace
@@ -37,7 +71,7 @@ StoreUrl parse_store_url(std::string_view url) {
   }
   if (starts_with(url, "postgresql://") || starts_with(url, "postgres://")) {
     out.kind = StoreUrl::Kind::kPostgres;
-    out.path = std::string(url);  // for libpq, password included; never in a message
+    take_pool_mode(url, out);  // out.path: for libpq, password included; never in a message
     return out;
   }
   if (url.empty()) throw invalid_argument("empty store URL" + expected);

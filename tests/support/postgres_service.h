@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "support/free_port.h"
+#include "support/service_script.h"
 
 #ifndef LAYERLAB_SOURCE_DIR
 #error "LAYERLAB_SOURCE_DIR must name the source tree (tests/CMakeLists.txt defines it)"
@@ -82,7 +83,7 @@ class PostgresService {
       port_ = free_port();
       auto [rc, out] = script("start", std::to_string(port_));
       if (rc == 0) {
-        watch();
+        watch_service("postgres.sh", dir_);
         return;
       }
       last = out;
@@ -126,8 +127,11 @@ class PostgresService {
   std::string url_of(const std::string& db) const {
     return "postgresql://layerlab:layerlab@127.0.0.1:" + std::to_string(port_) + "/" + db;
   }
-  // The database a url_of() URL names.
-  static std::string database_of(const std::string& url) { return url.substr(url.rfind('/') + 1); }
+  // The database a url_of() URL (or a PgBouncerService one) names.
+  static std::string database_of(const std::string& url) {
+    const std::string path = url.substr(0, url.find('?'));
+    return path.substr(path.rfind('/') + 1);
+  }
   // The database postgres.sh creates (owned by layerlab); fresh databases are created from it.
   std::string admin_url() const { return url_of("layerlab"); }
 
@@ -194,41 +198,22 @@ class PostgresService {
     return best.empty() ? "psql" : best;
   }
 
-  static std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  }
-
   // Runs sql on db with psql (unaligned, tuples only); its output, or throws.
   std::string psql(const std::string& db, const std::string& sql) {
     const std::string cmd = shell_quote(psql_binary()) + " -X -q -A -t -v ON_ERROR_STOP=1 " +
                             shell_quote(url_of(db)) + " -c " + shell_quote(sql) + " 2>&1";
-    auto [rc, out] = run(cmd);
+    auto [rc, out] = run_command(cmd);
     if (rc != 0)
       throw std::runtime_error("PostgresService: psql on " + db + ": " + sql + ": " + out);
     return out;
   }
 
-  static std::pair<int, std::string> run(const std::string& cmd) {
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return {-1, "popen failed: " + cmd};
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    int status = ::pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return {status, out};
-  }
-
   // Runs postgres.sh `command` on dir_; the exit status and the output (stdout and stderr).
   std::pair<int, std::string> script(const std::string& command, const std::string& arg = "") {
     std::lock_guard lock(mu_);
-    std::string cmd = "POSTGRES_FAST=1 bash '" LAYERLAB_SOURCE_DIR
-                      "/scripts/services/postgres.sh' " +
-                      command + " '" + dir_ + "'" + (arg.empty() ? "" : " " + arg) + " 2>&1";
-    return run(cmd);
+    std::string cmd = "POSTGRES_FAST=1 bash " + shell_quote(service_script("postgres.sh")) + " " +
+                      command + " " + shell_quote(dir_) + (arg.empty() ? "" : " " + arg) + " 2>&1";
+    return run_command(cmd);
   }
 
   void checked(const std::string& command) {
@@ -236,18 +221,6 @@ class PostgresService {
     if (rc != 0)
       throw std::runtime_error("PostgresService: postgres.sh " + command + " " + dir_ +
                                " failed:\n" + out);
-  }
-
-  // A process that stops the server and removes its directory once this process is gone,
-  // however it ends (a crash or a sanitizer abort skips destructors).
-  void watch() {
-    std::string cmd = "nohup bash -c 'while kill -0 " + std::to_string(::getpid()) +
-                      " 2>/dev/null; do sleep 1; done; bash \"" LAYERLAB_SOURCE_DIR
-                      "/scripts/services/postgres.sh\" stop \"" +
-                      dir_ + "\"; rm -rf \"" + dir_ + "\"' </dev/null >/dev/null 2>&1 &";
-    if (std::system(cmd.c_str()) != 0) {
-      // Without the watchdog only a crash leaves the server behind; go on.
-    }
   }
 
   bool owned_;

@@ -16,6 +16,7 @@
 
 #include "integration/cluster/cluster_support.h"
 #include "integration/server/server_process.h"
+#include "support/pgbouncer_service.h"
 #include "support/tcp_relay.h"
 
 namespace layerlab {
@@ -72,6 +73,41 @@ parameters:
     workers.insert(t["attempt_log"][0]["worker"].get<std::string>());
   }
   EXPECT_EQ(workers.size(), 3u) << "three worker processes shared the queue";
+  EXPECT_EQ(queue_depth("c." + test_name(), 0), 0) << "every delivery acknowledged";
+}
+
+// Behind a transaction pooler (PgBouncer, one server connection per database: the run and
+// its three workers take turns on it), with ?pool_mode=transaction: the same results as the
+// embedded default. (Without it, see Postgres.BehindATransactionPoolerWithoutPoolMode...)
+TEST(Cluster, BehindATransactionPoolerTheStudyMatchesTheEmbeddedDefault) {
+  const char* study = R"(name: pooled
+datasets: [iris, wine]
+seeds: [0, 1, 2]
+parameters:
+  hidden_layers: {values: [1, 2]}
+  units: {values: [8, 32]}
+  epochs: {value: 3}
+)";  // 2 x 3 x 2 x 2 = 24 trials
+  ClusterStudy c = cluster_study(study);
+  const std::string db = testing::PostgresService::database_of(c.study.store);
+  const std::string pooled = testing::PgBouncerService::instance().url_of(db);
+  ASSERT_NE(pooled.find("?pool_mode=transaction"), std::string::npos);
+  c.study.store = pooled;
+  const auto r = run_layerlab(run_args(c, 3));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Study embedded = c.study;
+  embedded.store = "sqlite:" + (c.study.dir / "embedded.db").string();
+  const auto e =
+      run_layerlab("run " + c.study.file.string() + " --store " + embedded.store + " --workers 2");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const auto distributed = trials_by_number(export_json(c.study, "pooled"));
+  const auto local = trials_by_number(export_json(embedded, "pooled"));
+  expect_each_done_exactly_once(distributed, 24);
+  ASSERT_EQ(local.size(), 24u);
+  for (const auto& [n, t] : distributed) {
+    EXPECT_EQ(t["value"], local.at(n)["value"]) << "trial " << n;
+    EXPECT_EQ(t["result"]["metrics"], local.at(n)["result"]["metrics"]) << "trial " << n;
+  }
   EXPECT_EQ(queue_depth("c." + test_name(), 0), 0) << "every delivery acknowledged";
 }
 

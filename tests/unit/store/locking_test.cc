@@ -48,7 +48,7 @@ TEST_P(StoreTest, ALockHeldPastAllRetriesIsUnavailableAndNamesTheCall) {
   o.max_retries = 2;
   auto store = open_store(url(), o);
   const std::string label = parse_store_url(url()).text;
-  WriteLock lock(url());
+  WriteLock lock(direct_url());
   EXPECT_STORE_ERROR(store->create_study("s", nullptr), ErrorCode::kUnavailable,
                      label + ": create_study: ");
   EXPECT_STORE_ERROR(store->create_study("s", nullptr), ErrorCode::kUnavailable,
@@ -63,7 +63,7 @@ TEST_P(StoreTest, ALockHeldPastAllRetriesIsUnavailableAndNamesTheCall) {
 
 TEST_P(StoreTest, ABriefLockIsWaitedOutWithoutAnError) {
   int64_t study = study_with_trials("s", 1);
-  auto lock = std::make_unique<WriteLock>(url());
+  auto lock = std::make_unique<WriteLock>(direct_url());
   std::thread holder([&] {
     std::this_thread::sleep_for(milliseconds(150));
     lock->release();

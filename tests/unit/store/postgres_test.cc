@@ -56,6 +56,35 @@ TEST(Postgres, TheNextCallAfterAServerRestartSucceeds) {
   EXPECT_EQ(store->trials_changed_since(0, 100).size(), 2u);
 }
 
+// Through PgBouncer in transaction mode (one server connection for the database), a second
+// store without ?pool_mode=transaction meets the first one's prepared statements on the
+// shared connection: an error that says what to add, and nothing written. With it, both
+// stores work on the one connection.
+TEST(Postgres, BehindATransactionPoolerWithoutPoolModeTheErrorSaysWhatToAdd) {
+  auto& pg = PostgresService::instance();
+  const std::string pooled = testing::PgBouncerService::instance().url_of(pg.fresh_database());
+  const std::string unmarked = pooled.substr(0, pooled.find('?'));
+  auto first = open_store(unmarked);
+  const int64_t study = first->create_study("s", nullptr);
+  EXPECT_STORE_ERROR(open_store(unmarked), ErrorCode::kInternal,
+                     "; is this a transaction pooler (such as PgBouncer with pool_mode = "
+                     "transaction)? then add ?pool_mode=transaction to the store URL");
+  first.reset();
+
+  auto a = open_store(pooled);
+  auto b = open_store(pooled);
+  a->add_trials(study, {{0, "iris", {}}, {1, "iris", {}}});
+  const std::optional<Claim> ca = a->claim_next("a", {});
+  const std::optional<Claim> cb = b->claim_next("b", {});
+  ASSERT_TRUE(ca && cb);
+  EXPECT_NE(ca->trial_id, cb->trial_id);
+  EXPECT_TRUE(
+      b->finish_trial(cb->trial_id, cb->attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}));
+  EXPECT_EQ(a->counts(study)[TrialStatus::kCompleted], 1);
+  EXPECT_EQ(a->counts(study)[TrialStatus::kRunning], 1);
+  pg.drop_database(PostgresService::database_of(pooled));
+}
+
 TEST(Postgres, AServerThatStaysAwayIsUnavailableNamingTheCall) {
   PostgresService server;
   StoreOptions o;

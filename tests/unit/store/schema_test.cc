@@ -263,6 +263,43 @@ TEST(StoreUrl, PostgresFormsHideThePassword) {
   EXPECT_EQ(parse_store_url("postgresql:///db?password=pw").text, "postgresql:///db?password=***");
 }
 
+TEST(StoreUrl, PoolModeIsTakenOutOfTheUrlForLibpq) {
+  StoreUrl u = parse_store_url("postgresql://u:pw@h:6432/db?pool_mode=transaction");
+  EXPECT_TRUE(u.transaction_pooling);
+  EXPECT_EQ(u.path, "postgresql://u:pw@h:6432/db");
+  EXPECT_EQ(u.text, "postgresql://u:***@h:6432/db?pool_mode=transaction");  // as given
+  // Among libpq's own parameters, which stay in their order.
+  u = parse_store_url("postgresql://h/db?sslmode=require&pool_mode=transaction&password=pw");
+  EXPECT_TRUE(u.transaction_pooling);
+  EXPECT_EQ(u.path, "postgresql://h/db?sslmode=require&password=pw");
+  EXPECT_EQ(u.text, "postgresql://h/db?sslmode=require&pool_mode=transaction&password=***");
+  u = parse_store_url("postgresql://h/db?pool_mode=session&sslmode=disable");
+  EXPECT_FALSE(u.transaction_pooling);
+  EXPECT_EQ(u.path, "postgresql://h/db?sslmode=disable");
+  u = parse_store_url("postgresql://h/db");
+  EXPECT_FALSE(u.transaction_pooling);
+  EXPECT_EQ(u.path, "postgresql://h/db");
+}
+
+TEST(StoreUrl, ABadPoolModeIsAnErrorNamingTheUrlWithoutItsPassword) {
+  EXPECT_STORE_ERROR(parse_store_url("postgresql://u:pw@h/db?pool_mode=statement"),
+                     ErrorCode::kInvalidArgument,
+                     "store URL 'postgresql://u:***@h/db?pool_mode=statement': pool_mode "
+                     "'statement' is neither session");
+  EXPECT_STORE_ERROR(parse_store_url("postgresql://u:pw@h/db?pool_mode="),
+                     ErrorCode::kInvalidArgument, "pool_mode '' is neither");
+  EXPECT_STORE_ERROR(
+      parse_store_url("postgresql://u:pw@h/db?pool_mode=transaction&pool_mode=session"),
+      ErrorCode::kInvalidArgument, "gives pool_mode twice");
+  // Never the password itself.
+  try {
+    parse_store_url("postgresql://u:pw@h/db?pool_mode=x");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("pw@"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StoreUrl, InMemoryDatabase) {
   auto store = open_store("sqlite::memory:");
   EXPECT_GT(store->create_study("m", nullptr), 0);

@@ -2,8 +2,10 @@
 // database of either backend, and error assertions.
 //
 // StoreTest is parametrised over the backends: TEST_P(StoreTest, ...) runs against SQLite
-// (a file in a temp dir) and PostgreSQL (a fresh database on the test server, see
-// tests/support/postgres_service.h); tests/unit/store/backends.cc instantiates it. TEST_F
+// (a file in a temp dir), PostgreSQL (a fresh database on the test server, see
+// tests/support/postgres_service.h) and PostgreSQL behind a transaction pooler (the same,
+// through PgBouncer with one server connection per database, see
+// tests/support/pgbouncer_service.h); tests/unit/store/backends.cc instantiates it. TEST_F
 // on the same fixture runs on SQLite only: for tests about SQLite itself, and for users of
 // this header that are not parametrised (the store-backed queue's tests).
 #pragma once
@@ -21,19 +23,29 @@
 
 #include "common/error.h"
 #include "store/store.h"
+#include "support/pgbouncer_service.h"
 #include "support/postgres_service.h"
 #include "support/temp_and_errors.h"
 
 namespace layerlab::store::testing {
 
+using ::layerlab::testing::PgBouncerService;
 using ::layerlab::testing::PostgresService;
 using ::layerlab::testing::TempDir;
 using ::layerlab::testing::throws_error;
 
-enum class Backend { kSqlite, kPostgres };
+enum class Backend { kSqlite, kPostgres, kPgBouncer };
 
 inline const char* backend_name(Backend b) {
-  return b == Backend::kSqlite ? "sqlite" : "postgres";
+  switch (b) {
+    case Backend::kSqlite:
+      return "sqlite";
+    case Backend::kPostgres:
+      return "postgres";
+    case Backend::kPgBouncer:
+      return "pgbouncer";
+  }
+  return "?";
 }
 
 // How gtest prints the parameter (in test names and in ctest's).
@@ -55,7 +67,7 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
   StoreTest() : backend_(current_backend()), url_(fresh_url()), store_(reopen()) {}
   ~StoreTest() override {
     store_.reset();
-    if (backend_ == Backend::kPostgres) {
+    if (postgres()) {
       try {
         PostgresService::instance().drop_database(PostgresService::database_of(url_));
       } catch (const std::exception&) {
@@ -65,8 +77,14 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
   }
 
   Backend backend() const { return backend_; }
-  bool postgres() const { return backend_ == Backend::kPostgres; }
+  bool postgres() const { return backend_ != Backend::kSqlite; }
   const std::string& url() const { return url_; }
+  // The database itself, not through a pooler: for another client (a lock holder, psql).
+  std::string direct_url() const {
+    return backend_ == Backend::kPgBouncer
+               ? PostgresService::instance().url_of(PostgresService::database_of(url_))
+               : url_;
+  }
   std::unique_ptr<Store> reopen() { return open_store(url(), options()); }
   StoreOptions options() {
     StoreOptions o;
@@ -92,8 +110,15 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
     return info && info->value_param() ? GetParam() : Backend::kSqlite;
   }
   std::string fresh_url() const {
-    if (backend_ == Backend::kSqlite) return "sqlite:" + dir_.path("test.db");
-    return PostgresService::instance().fresh_database_url();
+    switch (backend_) {
+      case Backend::kSqlite:
+        return "sqlite:" + dir_.path("test.db");
+      case Backend::kPostgres:
+        return PostgresService::instance().fresh_database_url();
+      case Backend::kPgBouncer:
+        return PgBouncerService::instance().url_of(PostgresService::instance().fresh_database());
+    }
+    return "";
   }
 
   Backend backend_;

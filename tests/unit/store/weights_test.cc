@@ -54,7 +54,8 @@ class WeightsTest : public StoreTest {
 };
 
 INSTANTIATE_TEST_SUITE_P(Backend, WeightsTest,
-                         ::testing::Values(testing::Backend::kSqlite, testing::Backend::kPostgres),
+                         ::testing::Values(testing::Backend::kSqlite, testing::Backend::kPostgres,
+                                           testing::Backend::kPgBouncer),
                          testing::BackendName{});
 
 TEST_P(WeightsTest, KeepsTheTopOfEachDatasetAndReplacesAsBetterTrialsFinish) {

@@ -1,0 +1,89 @@
+// A private PgBouncer in transaction pooling mode (scripts/services/pgbouncer.sh) in front of
+// a PostgresService, for tests that run the PostgreSQL store behind a transaction pooler.
+//
+//   auto& pooler = layerlab::testing::PgBouncerService::instance();
+//   std::string db = PostgresService::instance().fresh_database();
+//   open_store(pooler.url_of(db));  // ...?pool_mode=transaction
+//
+// instance() is the process-wide pooler, in front of PostgresService::instance(), with ONE
+// server connection per database: every store and worker of a test on that database takes
+// turns on it, so anything left on a server connection between transactions (a named
+// prepared statement, a session setting) meets another client. Started on first use in a
+// fresh temp directory on a free port; stopped at exit and removed by a watchdog process
+// (which also stops it should the test process die without running its destructors). Needs the
+// pgbouncer package (scripts/install-deps.sh test): without it the constructor throws and
+// the tests fail, they are not skipped.
+//
+// Thread-safe after construction: its members only read.
+#pragma once
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "support/free_port.h"
+#include "support/postgres_service.h"
+#include "support/service_script.h"
+
+namespace layerlab::testing {
+
+class PgBouncerService {
+ public:
+  static PgBouncerService& instance() {
+    static PgBouncerService service(PostgresService::instance(), 1);
+    return service;
+  }
+
+  PgBouncerService(const PostgresService& upstream, int pool_size) {
+    static std::atomic<int> counter{0};
+    dir_ = (std::filesystem::temp_directory_path() /
+            ("layerlab_pgb_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+               .string();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    std::string last;
+    for (int attempt = 0; attempt < 5; ++attempt) {  // a free port may be taken meanwhile
+      port_ = free_port();
+      auto [rc, out] = run_command("POOL_SIZE=" + std::to_string(pool_size) + " bash " +
+                                   shell_quote(service_script("pgbouncer.sh")) + " start " +
+                                   shell_quote(dir_) + " " + std::to_string(port_) + " " +
+                                   std::to_string(upstream.port()) + " 2>&1");
+      if (rc == 0) {
+        watch_service("pgbouncer.sh", dir_);
+        return;
+      }
+      last = out;
+      if (out.find("install-deps") != std::string::npos) break;
+    }
+    throw std::runtime_error("PgBouncerService: cannot start PgBouncer in " + dir_ + ":\n" + last +
+                             "\n(install it with scripts/install-deps.sh test)");
+  }
+
+  // Tells PgBouncer to exit and goes: it takes about a second to (its timer's tick), and
+  // the watchdog waits for it and removes the directory.
+  ~PgBouncerService() {
+    std::ifstream pid_file(dir_ + "/pgbouncer.pid");
+    pid_t pid = 0;
+    if (pid_file >> pid && pid > 0) ::kill(pid, SIGTERM);
+  }
+  PgBouncerService(const PgBouncerService&) = delete;
+  PgBouncerService& operator=(const PgBouncerService&) = delete;
+
+  // The store URL of database `db` through the pooler (role layerlab).
+  std::string url_of(const std::string& db) const {
+    return "postgresql://layerlab:layerlab@127.0.0.1:" + std::to_string(port_) + "/" + db +
+           "?pool_mode=transaction";
+  }
+
+ private:
+  std::string dir_;
+  int port_ = 0;
+};
+
+}  // namespace layerlab::testing
