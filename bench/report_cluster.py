@@ -254,7 +254,11 @@ def small_section(raw):
 
 SCALE_SYSTEMS = [("amqp_pg", "layerlab AMQP queue + PostgreSQL store, the worker's default "
                   "prefetch (1, raised to 32)"),
-                 ("store_pg", "layerlab store queue, PostgreSQL (no broker)")]
+                 ("store_pg", "layerlab store queue, PostgreSQL (no broker)"),
+                 ("amqp_pgbouncer", "the AMQP queue again, PostgreSQL behind PgBouncer "
+                  "(transaction mode)"),
+                 ("store_pgbouncer", "the store queue again, behind PgBouncer (transaction "
+                  "mode)")]
 
 
 def load_samples(path, bench):

@@ -18,7 +18,8 @@
 #  (d) scaling: empty trials per second (SCALE_N trials) with 2, 4, 8 and 16 worker processes
 #      (queue_bench --workers W) for the AMQP queue + PostgreSQL (the worker's default
 #      prefetch, 1 raised to 32) and the store
-#      queue on PostgreSQL. While each of these runs, bench/cluster/sample_waits.py samples
+#      queue on PostgreSQL, and both again behind PgBouncer in transaction mode (POOL_SIZE
+#      server connections per database, `?pool_mode=transaction`). While each of these runs, bench/cluster/sample_waits.py samples
 #      PostgreSQL's own view of that run's database every WAIT_SAMPLE_MS (one long-lived
 #      psql): active backends and their wait events (pg_stat_activity), and the ungranted
 #      locks (pg_locks) whenever a backend waits on a Lock -- is there one lock every commit
@@ -42,6 +43,7 @@
 #   RMQ_PORT / PG_PORT    default: free ports found here
 #   PEERS_DIR (../shared/peers), BUILD_DIR (build/bench-cluster)
 #   POSTGRES_FAST=1       passed to postgres.sh: no fsync; recorded in the output; default off
+#   POOL_SIZE (4)         PgBouncer's server connections per database in (d)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -79,7 +81,8 @@ chmod 755 "$work"  # the rabbitmq and postgres users must reach their directorie
 rmq_dir="$work/rabbitmq"
 pg_dir="$work/pg"
 peers="$work/peers"
-rmq_started=0 pg_started=0 celery_started=0 sampler="" waits_pid=""
+pgb_dir="$work/pgbouncer"
+rmq_started=0 pg_started=0 pgb_started=0 celery_started=0 sampler="" waits_pid=""
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -90,6 +93,9 @@ cleanup() {
   fi
   if [ "$rmq_started" = 1 ]; then
     timeout 90 scripts/services/rabbitmq.sh stop "$rmq_dir" >/dev/null 2>&1 || true
+  fi
+  if [ "$pgb_started" = 1 ]; then
+    timeout 90 scripts/services/pgbouncer.sh stop "$pgb_dir" >/dev/null 2>&1 || true
   fi
   if [ "$pg_started" = 1 ]; then
     timeout 90 scripts/services/postgres.sh stop "$pg_dir" >/dev/null 2>&1 || true
@@ -116,6 +122,7 @@ pick_port() {
 }
 rmq_port="${RMQ_PORT:-$(pick_port 5700 9000 1)}"
 pg_port="${PG_PORT:-$(pick_port 55000 59000 0)}"
+pgb_port="$(pick_port 59000 61000 0)"
 
 log "services: RabbitMQ on 127.0.0.1:$rmq_port, PostgreSQL on 127.0.0.1:$pg_port"
 rmq_started=1
@@ -124,7 +131,10 @@ rmq_url="$(LAYERLAB_RABBITMQ_OWNER_PID=$$ timeout 120 scripts/services/rabbitmq.
   "$rmq_dir" "$rmq_port" | tail -n 1)"
 pg_started=1
 pg_url="$(timeout 120 scripts/services/postgres.sh start "$pg_dir" "$pg_port" | tail -n 1)"
-log "broker $rmq_url, store server ${pg_url%/*}/ (a fresh database per run)"
+pgb_started=1
+POOL_SIZE="${POOL_SIZE:-4}" timeout 60 scripts/services/pgbouncer.sh start "$pgb_dir" "$pgb_port" \
+  "$pg_port" >/dev/null
+log "broker $rmq_url, store server ${pg_url%/*}/ (a fresh database per run), PgBouncer on $pgb_port"
 export PGPASSWORD=layerlab
 psql_() { timeout 60 psql -X -q -t -A -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U layerlab "$@"; }
 # A fresh database per run, so that every run starts from empty tables (as a new SQLite file
@@ -141,6 +151,8 @@ drop_queues() {
   done
 }
 broker_for() { echo "$rmq_url?queue=$1"; }
+# The URL of a database made by pg_db, through PgBouncer.
+pooled() { echo "postgresql://layerlab:layerlab@127.0.0.1:$pgb_port/${1##*/}?pool_mode=transaction"; }
 
 # The Celery peer on the same broker. The peers' folder may be read-only: work on a copy.
 cp -r "${PEERS_DIR:-$root/../shared/peers}" "$peers"
@@ -322,6 +334,16 @@ for i in $(seq 1 "$RUNS"); do
     url="$(pg_db "$db")"
     sampled_qbench "$db" "$raw/scale_store_pg_w${w}_$i" --trials "$SCALE_N" --workers "$w" \
       --store "$url"
+    db="sc_amqp_pgb_w${w}_$i"
+    q="scale-amqp-pgb-w$w-$i-$$"
+    url="$(pooled "$(pg_db "$db")")"
+    sampled_qbench "$db" "$raw/scale_amqp_pgbouncer_w${w}_$i" --trials "$SCALE_N" --workers "$w" \
+      --prefetch 1 --max-prefetch 32 --timeout 500 --store "$url" --broker "$(broker_for "$q")"
+    drop_queues "$q"
+    db="sc_store_pgb_w${w}_$i"
+    url="$(pooled "$(pg_db "$db")")"
+    sampled_qbench "$db" "$raw/scale_store_pgbouncer_w${w}_$i" --trials "$SCALE_N" \
+      --workers "$w" --store "$url"
   done
 done
 
@@ -330,5 +352,5 @@ timeout 120 $PY bench/report_cluster.py "$raw" --out "$out/cluster.json" \
   --meta "rabbitmq_port=$rmq_port" "postgres_port=$pg_port" "runs=$RUNS" "n=$N" \
   "scale_n=$SCALE_N" "scale_workers=$SCALE_WORKERS" "wait_sample_ms=$WAIT_SAMPLE_MS" \
   "skip_sweeps=$SKIP_SWEEPS" \
-  "postgres_fast=${POSTGRES_FAST:-0}" "loadavg_start=$loadavg_start" "loadavg_end=$loadavg_end" |
+  "postgres_fast=${POSTGRES_FAST:-0}" "pool_size=${POOL_SIZE:-4}" "loadavg_start=$loadavg_start" "loadavg_end=$loadavg_end" |
   tee "$out/cluster_table.md"
