@@ -40,29 +40,17 @@ class PgBouncerService {
     return service;
   }
 
-  PgBouncerService(const PostgresService& upstream, int pool_size) {
-    static std::atomic<int> counter{0};
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("layerlab_pgb_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-               .string();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-    std::string last;
-    for (int attempt = 0; attempt < 5; ++attempt) {  // a free port may be taken meanwhile
-      port_ = free_port();
-      auto [rc, out] = run_command("POOL_SIZE=" + std::to_string(pool_size) + " bash " +
-                                   shell_quote(service_script("pgbouncer.sh")) + " start " +
-                                   shell_quote(dir_) + " " + std::to_string(port_) + " " +
-                                   std::to_string(upstream.port()) + " 2>&1");
-      if (rc == 0) {
-        watch_service("pgbouncer.sh", dir_);
-        return;
-      }
-      last = out;
-      if (out.find("install-deps") != std::string::npos) break;
-    }
-    throw std::runtime_error("PgBouncerService: cannot start PgBouncer in " + dir_ + ":\n" + last +
-                             "\n(install it with scripts/install-deps.sh test)");
+  PgBouncerService(const PostgresService& upstream, int pool_size)
+      : dir_(fresh_service_dir("pgb")) {
+    port_ = start_on_a_free_port(
+        "pgbouncer.sh", dir_,
+        [&](int port) {
+          return run_command("POOL_SIZE=" + std::to_string(pool_size) + " bash " +
+                             shell_quote(service_script("pgbouncer.sh")) + " start " +
+                             shell_quote(dir_) + " " + std::to_string(port) + " " +
+                             std::to_string(upstream.port()) + " 2>&1");
+        },
+        "PgBouncerService: PgBouncer", "install it with scripts/install-deps.sh test");
   }
 
   // Tells PgBouncer to exit and goes: it takes about a second to (its timer's tick), and

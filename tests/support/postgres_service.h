@@ -71,28 +71,12 @@ class PostgresService {
 
   // Starts a private server in a fresh temp directory on a free port; it is stopped and
   // its directory removed when this object goes away.
-  PostgresService() : owned_(true) {
-    static std::atomic<int> counter{0};
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("layerlab_pg_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
-               .string();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-    std::string last;
-    for (int attempt = 0; attempt < 5; ++attempt) {  // a free port may be taken meanwhile
-      port_ = free_port();
-      auto [rc, out] = script("start", std::to_string(port_));
-      if (rc == 0) {
-        watch_service("postgres.sh", dir_);
-        return;
-      }
-      last = out;
-      if (out.find("install-deps") != std::string::npos) break;
-    }
-    throw std::runtime_error("PostgresService: cannot start a PostgreSQL server in " + dir_ +
-                             ":\n" + last +
-                             "\n(the PostgreSQL server is needed by these tests; install it "
-                             "with scripts/install-deps.sh test)");
+  PostgresService() : owned_(true), dir_(fresh_service_dir("pg")) {
+    port_ = start_on_a_free_port(
+        "postgres.sh", dir_, [&](int port) { return script("start", std::to_string(port)); },
+        "PostgresService: a PostgreSQL server",
+        "the PostgreSQL server is needed by these tests; install it with scripts/install-deps.sh "
+        "test");
   }
 
   // A server already running in dir (started with postgres.sh); never stopped from here.

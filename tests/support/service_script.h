@@ -6,10 +6,17 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
+
+#include "support/free_port.h"
 
 #ifndef LAYERLAB_SOURCE_DIR
 #error "LAYERLAB_SOURCE_DIR must name the source tree (tests/CMakeLists.txt defines it)"
@@ -50,6 +57,40 @@ inline void watch_service(const std::string& script, const std::string& dir) {
   if (std::system(cmd.c_str()) != 0) {
     // Without the watchdog only a crash leaves the service behind; go on.
   }
+}
+
+// A fresh, empty directory for a service: TMPDIR/layerlab_<prefix>_<pid>_<n>.
+inline std::string fresh_service_dir(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  const std::string dir =
+      (std::filesystem::temp_directory_path() /
+       ("layerlab_" + prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+          .string();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return dir;
+}
+
+// Starts `script` (scripts/services/) in `dir` by start(port) on a free port, trying again
+// on another when it fails (a free port may be taken meanwhile), then watches it
+// (watch_service). Returns the port; throws std::runtime_error naming `what`, with the
+// script's output and `hint` (how to install it), when it cannot start.
+inline int start_on_a_free_port(const std::string& script, const std::string& dir,
+                                const std::function<std::pair<int, std::string>(int)>& start,
+                                const std::string& what, const std::string& hint) {
+  std::string last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int port = free_port();
+    auto [rc, out] = start(port);
+    if (rc == 0) {
+      watch_service(script, dir);
+      return port;
+    }
+    last = out;
+    if (out.find("install-deps") != std::string::npos) break;
+  }
+  throw std::runtime_error("cannot start " + what + " in " + dir + ":\n" + last + "\n(" + hint +
+                           ")");
 }
 
 }  // namespace layerlab::testing

@@ -42,6 +42,30 @@ using testing::wait_exit;
 using testing::wait_finished;
 using testing::write_study;
 
+// Runs the study of `c` with 3 workers and again on the embedded default (SQLite, 2
+// workers); expects every distributed trial done exactly once with the embedded run's value
+// and metrics. Returns the distributed trials by number.
+std::map<int64_t, json> expect_same_as_embedded(const ClusterStudy& c, const std::string& name,
+                                                size_t total) {
+  const auto r = run_layerlab(run_args(c, 3));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Study embedded = c.study;
+  embedded.store = "sqlite:" + (c.study.dir / "embedded.db").string();
+  const auto e =
+      run_layerlab("run " + c.study.file.string() + " --store " + embedded.store + " --workers 2");
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  const auto distributed = trials_by_number(export_json(c.study, name));
+  const auto local = trials_by_number(export_json(embedded, name));
+  expect_each_done_exactly_once(distributed, total);
+  EXPECT_EQ(local.size(), total);
+  for (const auto& [n, t] : distributed) {
+    if (!local.count(n)) continue;
+    EXPECT_EQ(t["value"], local.at(n)["value"]) << "trial " << n;
+    EXPECT_EQ(t["result"]["metrics"], local.at(n)["result"]["metrics"]) << "trial " << n;
+  }
+  return distributed;
+}
+
 TEST(Cluster, ThreeHundredTrialsOverRabbitMqAndPostgresMatchTheEmbeddedDefault) {
   const char* study = R"(name: three_hundred
 datasets: [iris, wine]
@@ -53,23 +77,10 @@ parameters:
   epochs: {value: 3}
 )";  // 2 x 3 x 5 x 2 x 5 = 300 trials
   const ClusterStudy c = cluster_study(study);
-  const auto r = run_layerlab(run_args(c, 3));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  Study embedded = c.study;
-  embedded.store = "sqlite:" + (c.study.dir / "embedded.db").string();
-  const auto e =
-      run_layerlab("run " + c.study.file.string() + " --store " + embedded.store + " --workers 2");
-  ASSERT_EQ(e.exit_code, 0) << e.err;
-
-  const auto distributed = trials_by_number(export_json(c.study, "three_hundred"));
-  const auto local = trials_by_number(export_json(embedded, "three_hundred"));
-  expect_each_done_exactly_once(distributed, 300);
-  ASSERT_EQ(local.size(), 300u);
+  const auto distributed = expect_same_as_embedded(c, "three_hundred", 300);
   std::set<std::string> workers;
   for (const auto& [n, t] : distributed) {
     EXPECT_EQ(t["attempts"], 1) << "trial " << n << ": no fault, no retry";
-    EXPECT_EQ(t["value"], local.at(n)["value"]) << "trial " << n;
-    EXPECT_EQ(t["result"]["metrics"], local.at(n)["result"]["metrics"]) << "trial " << n;
     workers.insert(t["attempt_log"][0]["worker"].get<std::string>());
   }
   EXPECT_EQ(workers.size(), 3u) << "three worker processes shared the queue";
@@ -93,21 +104,7 @@ parameters:
   const std::string pooled = testing::PgBouncerService::instance().url_of(db);
   ASSERT_NE(pooled.find("?pool_mode=transaction"), std::string::npos);
   c.study.store = pooled;
-  const auto r = run_layerlab(run_args(c, 3));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  Study embedded = c.study;
-  embedded.store = "sqlite:" + (c.study.dir / "embedded.db").string();
-  const auto e =
-      run_layerlab("run " + c.study.file.string() + " --store " + embedded.store + " --workers 2");
-  ASSERT_EQ(e.exit_code, 0) << e.err;
-  const auto distributed = trials_by_number(export_json(c.study, "pooled"));
-  const auto local = trials_by_number(export_json(embedded, "pooled"));
-  expect_each_done_exactly_once(distributed, 24);
-  ASSERT_EQ(local.size(), 24u);
-  for (const auto& [n, t] : distributed) {
-    EXPECT_EQ(t["value"], local.at(n)["value"]) << "trial " << n;
-    EXPECT_EQ(t["result"]["metrics"], local.at(n)["result"]["metrics"]) << "trial " << n;
-  }
+  expect_same_as_embedded(c, "pooled", 24);
   EXPECT_EQ(queue_depth("c." + test_name(), 0), 0) << "every delivery acknowledged";
 }
 
