@@ -477,30 +477,36 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   for (size_t i = 0; i < n; ++i) values[i] = params[i].text ? params[i].text->c_str() : nullptr;
   std::vector<unsigned> types(n);
   for (size_t i = 0; i < n; ++i) types[i] = params[i].type;
-  if (options_.transaction_pooling) {
-    if (pending_begin_ || commit_next_) return pipelined(sql, false, types, values);
-    pg_result* r = PQexecParams(conn_, dollar_placeholders(sql).c_str(), static_cast<int>(n),
-                                types.data(), values.data(), nullptr, nullptr, 0);
-    ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r, snippet(sql));
-    return Result(r);
+  const bool unnamed = options_.transaction_pooling;
+  auto it = unnamed ? statements_.end() : statements_.find(sql);
+  if (pending_begin_ || commit_next_)
+    return pipelined(sql, !unnamed && it == statements_.end(), types, values);
+  pg_result* r = nullptr;
+  if (unnamed) {
+    r = PQexecParams(conn_, server_text(sql).c_str(), static_cast<int>(n), types.data(),
+                     values.data(), nullptr, nullptr, 0);
+  } else {
+    if (it == statements_.end()) {
+      std::string name = "layerlab_" + std::to_string(++next_statement_);
+      pg_result* p = PQprepare(conn_, name.c_str(), server_text(sql).c_str(), static_cast<int>(n),
+                               types.data());
+      if (!p || PQresultStatus(p) != PGRES_COMMAND_OK) fail(p, "prepare " + snippet(sql));
+      PQclear(p);
+      it = statements_.emplace(std::string(sql), std::move(name)).first;
+    }
+    r = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(), nullptr,
+                       nullptr, 0);
   }
-  auto it = statements_.find(sql);
-  if (pending_begin_ || commit_next_) return pipelined(sql, it == statements_.end(), types, values);
-  if (it == statements_.end()) {
-    std::string name = "layerlab_" + std::to_string(++next_statement_);
-    std::string text(sql);
-    pg_result* r = PQprepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(),
-                             static_cast<int>(n), types.data());
-    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) fail(r, "prepare " + snippet(sql));
-    PQclear(r);
-    it = statements_.emplace(std::move(text), std::move(name)).first;
-  }
-  pg_result* r = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(n), values.data(),
-                                nullptr, nullptr, 0);
   ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r, snippet(sql));
   return Result(r);
+}
+
+const std::string& Db::server_text(std::string_view sql) {
+  auto it = server_texts_.find(sql);
+  if (it == server_texts_.end())
+    it = server_texts_.emplace(std::string(sql), dollar_placeholders(sql)).first;
+  return it->second;
 }
 
 // A statement with what goes in its round trip (libpq's pipeline mode): BEGIN when it is the
@@ -540,11 +546,10 @@ Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsig
                                  nullptr, 0) == 1;
         break;
       case kPrepare:
-        sent = PQsendPrepare(conn_, name.c_str(), dollar_placeholders(sql).c_str(), n,
-                             types.data()) == 1;
+        sent = PQsendPrepare(conn_, name.c_str(), server_text(sql).c_str(), n, types.data()) == 1;
         break;
       case kStatement:
-        sent = unnamed ? PQsendQueryParams(conn_, dollar_placeholders(sql).c_str(), n, types.data(),
+        sent = unnamed ? PQsendQueryParams(conn_, server_text(sql).c_str(), n, types.data(),
                                            values.data(), nullptr, nullptr, 0) == 1
                        : PQsendQueryPrepared(conn_, name.c_str(), n, values.data(), nullptr,
                                              nullptr, 0) == 1;

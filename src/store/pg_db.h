@@ -271,6 +271,8 @@ class Db {
   void connect_within(std::chrono::milliseconds budget);
   bool connected() const;
   void setup_session();
+  // The statement as the server gets it (dollar placeholders), converted once.
+  const std::string& server_text(std::string_view sql);
   // Behind a transaction pooler: what setup_session sets, for the transaction just begun.
   const char* transaction_settings() const {
     return options_.transaction_pooling ? transaction_settings_.c_str() : nullptr;
@@ -308,6 +310,8 @@ class Db {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, std::string, Hash, std::equal_to<>> statements_;  // sql->name
+  // sql -> the text the server gets ($1 for ?1); kept across connections
+  std::unordered_map<std::string, std::string, Hash, std::equal_to<>> server_texts_;
   uint64_t next_statement_ = 0;
   std::minstd_rand rng_;
   std::atomic<uint64_t> transactions_{0};
