@@ -4,7 +4,7 @@
 # sanitizer report, a signal, an exception other than layerlab::Error, a leak, an input
 # slower than 10 s or an allocation over the memory limit), naming the input that did it.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: study csv libsvm idx gzip safetensors http
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: study csv libsvm idx gzip safetensors http store_url
 #
 # Environment:
 #   FUZZ_JOBS=N      targets run N at a time (default 1)
@@ -31,7 +31,7 @@ root="$PWD"
 
 seconds="${1:-20}"
 shift || true
-all_targets=(study csv libsvm idx gzip safetensors http)
+all_targets=(study csv libsvm idx gzip safetensors http store_url)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2; }
