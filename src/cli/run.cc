@@ -76,6 +76,30 @@ ProgressState progress_state(store::Store& store, const study::Coordinator& c,
   return s;
 }
 
+// Every worker failed, as often as they are started again or in a way that starting them
+// again would repeat: nothing will train what is left, so say so rather than wait for it
+// (their own messages are above), with the workers' exit code where it says more than 1.
+Error no_workers_left(const WorkerPool& pool) {
+  const std::string resume =
+      "the study is not finished: run it again to resume once the cause above is mended";
+  switch (pool.stopped_code()) {
+    case 2:
+      return invalid_argument(
+          "every worker stopped on bad input (exit code 2), which "
+          "starting them again would repeat; " +
+          resume);
+    case 3:
+      return failed_precondition(
+          "every worker stopped on a missing prerequisite (exit code "
+          "3), which starting them again would repeat; " +
+          resume);
+    default:
+      return unavailable(
+          fmt::format("every worker exited with an error ({} started again, the most allowed); {}",
+                      pool.restarts(), resume));
+  }
+}
+
 int run(const RunFlags& f) {
   const std::atomic<bool>& stop = stop_requested();
   const study::StudySpec spec = study::load_study_file(f.study_file);
@@ -137,13 +161,7 @@ int run(const RunFlags& f) {
       }
     }
     pool.supervise(workers + 10 * static_cast<int>(coordinator.total_trials()));
-    // Every worker failed, as often as they are started again: nothing will train what is
-    // left, so say so rather than wait for it (their own messages are above).
-    if (pool.alive() == 0)
-      throw unavailable(fmt::format(
-          "every worker exited with an error ({} started again, the most allowed); the "
-          "study is not finished: run it again to resume once the cause above is mended",
-          pool.restarts()));
+    if (pool.alive() == 0) throw no_workers_left(pool);
     // The end of the study is seen within this (a round is a few indexed queries); it was
     // 100 ms, a tenth of a 24-trial sweep's wall time.
     std::this_thread::sleep_for(std::chrono::milliseconds(25));

@@ -68,6 +68,7 @@ void serve(const ServeFlags& f) {
     args.push_back("--quiet");
     pool = std::make_unique<WorkerPool>(f.workers, args, f.worker.threads);
   }
+  bool told_stopped = false;
   while (!stop) {
     try {
       coordinators.step(2 * std::max(1, f.workers) + 8);
@@ -75,7 +76,17 @@ void serve(const ServeFlags& f) {
       if (e.code() != ErrorCode::kUnavailable && e.code() != ErrorCode::kAborted) throw;
       std::cerr << "serve: retrying: " << e.what() << "\n";  // store or broker away: next round
     }
-    if (pool) pool->supervise(1000);
+    if (pool) {
+      pool->supervise(1000);
+      if (!told_stopped && pool->alive() == 0 && pool->stopped_code() != 0) {
+        told_stopped = true;
+        std::cerr << "serve: the local workers stopped on an error (exit code "
+                  << pool->stopped_code()
+                  << ", above) that starting them again would repeat; the API still answers, "
+                     "and studies wait for workers started elsewhere"
+                  << std::endl;
+      }
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   std::cerr << "serve: stopping\n";

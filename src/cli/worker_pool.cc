@@ -117,9 +117,15 @@ int WorkerPool::supervise(int max_restarts) {
     if (pid <= 0) continue;
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) != pid) continue;
-    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     pid = 0;
-    if (!clean && restarts_ < max_restarts) {
+    // Bad input or a missing prerequisite (main.cc's exit codes: a device, an authorization,
+    // a store URL): the same arguments in the same environment fail again.
+    if (code == 2 || code == 3) {
+      if (stopped_code_ == 0) stopped_code_ = code;
+      continue;
+    }
+    if (code != 0 && restarts_ < max_restarts) {
       pid = spawn(&study_sockets_[i]);
       ++restarts_;
       ++restarted;

@@ -29,13 +29,17 @@ class WorkerPool {
   void send_study(int64_t study_id);
 
   // Reaps exited children; restarts those that died while the study still runs (at most
-  // `max_restarts` in all). Returns the number restarted.
+  // `max_restarts` in all), except those that exited with a code starting again would only
+  // repeat (2: bad input, 3: a missing prerequisite). Returns the number restarted.
   int supervise(int max_restarts);
   // SIGTERM to every child, then waits up to `grace_seconds` before SIGKILL. A child still
   // waiting for its study holds nothing of one (no trial, no worker row): it is killed at
   // once, though it may be connecting to a store that does not answer.
   void stop(double grace_seconds = 10.0);
   int restarts() const { return restarts_; }
+  // The exit code (2 or 3) of the first child left stopped because starting it again would
+  // fail the same way; 0 if none.
+  int stopped_code() const { return stopped_code_; }
   // Children running (or started and not yet reaped).
   int alive() const;
 
@@ -50,6 +54,7 @@ class WorkerPool {
   std::vector<pid_t> children_;
   std::vector<int> study_sockets_;  // per child: where its study is sent; -1 once sent
   int restarts_ = 0;
+  int stopped_code_ = 0;
 };
 
 }  // namespace layerlab::cli

@@ -27,6 +27,13 @@ inline std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// How many times `what` occurs in `text` (overlapping ones counted).
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Runs `LAYERLAB_BINARY args` through the shell (args are trusted test strings).
 inline CommandResult run_layerlab(const std::string& args, const std::string& env = "") {
   const auto dir =

@@ -14,6 +14,7 @@ namespace layerlab {
 namespace {
 
 using nlohmann::json;
+using testing::occurrences;
 using testing::read_file;
 using testing::report;
 using testing::report_study;
@@ -216,9 +217,7 @@ TEST(ReportCommand, ListsTheKnownParetoFronts) {
   const size_t table = page.find("id=\"pareto-table\"");
   ASSERT_NE(table, std::string::npos);
   const std::string body = page.substr(table, page.find("</table>", table) - table);
-  size_t trs = 0;
-  for (size_t at = body.find("<tr"); at != std::string::npos; at = body.find("<tr", at + 1)) ++trs;
-  EXPECT_EQ(trs, rows + 1);  // a header row, then one row per front trial
+  EXPECT_EQ(occurrences(body, "<tr"), rows + 1);  // a header row, then one row per front trial
   EXPECT_NE(body.find("activation=tanh"), std::string::npos);
   // The answers name each dataset's fronts: iris from #1 to #7 against the parameter count.
   EXPECT_NE(page.find("4 non-dominated against parameter count, from #1 (0.85, 1000 parameters) "

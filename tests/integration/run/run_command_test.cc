@@ -19,6 +19,7 @@ using nlohmann::json;
 using testing::export_json;
 using testing::fresh_dir;
 using testing::kQuickStudy;
+using testing::occurrences;
 using testing::processes_with_environment;
 using testing::run_layerlab;
 using testing::status;
@@ -178,6 +179,34 @@ parameters:
   EXPECT_NE(st["status"], "finished");
   EXPECT_EQ(st["counts"]["completed"], 0);
   EXPECT_EQ(st["counts"]["failed"], 0) << "the trial is not failed: it runs when resumed";
+}
+
+// A worker that cannot start (here: a device no machine has) fails the same way however
+// often it is started: run does not start it again (it printed the same error workers +
+// 10 x trials times), and exits at once with the workers' exit code, 3: a missing
+// prerequisite, the study left to resume.
+TEST(RunCommand, AWorkerThatCannotStartIsNotStartedAgain) {
+  const Study s = write_study("run-no-device", R"(name: no_device
+datasets: [iris]
+seeds: [0, 1, 2, 3, 4, 5, 6, 7]
+parameters:
+  hidden_layers: {value: 1}
+  epochs: {value: 1}
+)");
+  const auto r = run_study(s, "--device cuda:99");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("layerlab run: error: every worker stopped on a missing prerequisite "
+                       "(exit code 3), which starting them again would repeat; the study is "
+                       "not finished"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(occurrences(r.err, "layerlab worker: error: device 'cuda:99'"), 2u)
+      << "one error from each of the 2 workers, none started again\n"
+      << r.err;
+  const json st = status(s, "no_device");
+  EXPECT_NE(st["status"], "finished");
+  EXPECT_EQ(st["counts"]["completed"], 0);
+  EXPECT_EQ(st["counts"]["failed"], 0) << "no trial is failed: they run when resumed";
 }
 
 const char* kSlowStudy = R"(name: slow

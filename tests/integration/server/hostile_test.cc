@@ -281,11 +281,7 @@ TEST_F(HostileTest, PipelinedRequestsAllGetAnswers) {
   const std::string one = "GET /healthz HTTP/1.1\r\n" + host() + "\r\n";
   ASSERT_TRUE(c.send(one + one + get_request("/api/v1/studies")));
   const std::string r = c.receive();
-  size_t answers = 0;
-  for (size_t at = r.find("HTTP/1.1 200"); at != std::string::npos;
-       at = r.find("HTTP/1.1 200", at + 1))
-    ++answers;
-  EXPECT_EQ(answers, 3u) << r;
+  EXPECT_EQ(occurrences(r, "HTTP/1.1 200"), 3u) << r;
 }
 
 TEST_F(HostileTest, OverlongPathsAndHeadersAreRefused) {

@@ -260,5 +260,26 @@ parameters:
   EXPECT_GE(packed, 4) << "no full pack of 4 was trained";
 }
 
+// `serve --workers 2` whose workers cannot start (a device no machine has): they are not
+// started again (serve restarted them up to 1,000 times, each printing the same error), serve
+// says so once, and its API still answers.
+TEST(ServerSubmit, LocalWorkersThatCannotStartAreNotStartedAgain) {
+  const auto dir = fresh_dir("server-no-device");
+  ServerProcess server("sqlite:" + (dir / "s.db").string(), dir, "--workers 2 --device cuda:99");
+  const std::string note = "serve: the local workers stopped on an error (exit code 3, above)";
+  for (int i = 0; i < 200 && server.log().find(note) == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a restart would show by now
+  auto health = server.client()->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(server.stop(), 0);
+  const std::string log = server.log();
+  EXPECT_EQ(occurrences(log, note), 1u) << log;
+  EXPECT_EQ(occurrences(log, "layerlab worker: error: device 'cuda:99'"), 2u)
+      << "one error from each worker, none started again\n"
+      << log;
+}
+
 }  // namespace
 }  // namespace layerlab::testing
