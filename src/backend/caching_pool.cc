@@ -17,10 +17,17 @@ size_t CachingPool::size_class(size_t bytes) {
 }
 
 void* CachingPool::allocate(size_t bytes) {
-  const size_t size = size_class(bytes);
+  const size_t wanted = size_class(bytes);
+  size_t size = wanted;
   void* p = nullptr;
-  auto it = free_.find(size);
-  if (it != free_.end() && !it->second.empty()) {
+  // A block of this class or, failing that, of the smallest class up to kLargestReuse times
+  // larger: on the CPU, a fresh block's pages are faulted in and zeroed by the kernel, and
+  // the trials of a study come in many shapes, each a little smaller than the last (the
+  // largest are claimed first). The block keeps its own class.
+  auto it = free_.lower_bound(wanted);
+  while (it != free_.end() && it->first <= wanted * kLargestReuse && it->second.empty()) ++it;
+  if (it != free_.end() && it->first <= wanted * kLargestReuse) {
+    size = it->first;
     p = it->second.back();
     it->second.pop_back();
     pooled_ -= static_cast<int64_t>(size);

@@ -1,10 +1,11 @@
 // CachingPool: the caching allocator behind each backend. Sizes are rounded up to size
 // classes (a multiple of a quarter of the power of two below them, so at most 25% is
 // wasted); released blocks go to a free list per class and are handed out again without
-// asking the raw allocator. A CUDA backend runs all its work on one stream, so a block
-// released while kernels still use it is only reused by work queued after them. On the CPU
-// the point is the pages: a worker trains trial after trial with the same buffer sizes, and
-// blocks freed back to the C library went back to the kernel, to be faulted in (and zeroed)
+// asking the raw allocator, to a request of their class or of a class up to kLargestReuse
+// times smaller (a sweep's trials come in many shapes). A CUDA backend runs all its work on one
+// stream, so a block released while kernels still use it is only reused by work queued after them.
+// On the CPU the point is the pages: a worker trains trial after trial with the same buffer sizes,
+// and blocks freed back to the C library went back to the kernel, to be faulted in (and zeroed)
 // again by the next trial: 50,000 page faults in a 64-trial study (docs/benchmarks.md).
 // Everything goes back to the raw allocator when the pool goes, or when the raw allocator
 // runs out (the free lists are emptied, then it retries once); a block released while the
@@ -59,6 +60,9 @@ class CachingPool {
   int64_t bytes_pooled() const { return pooled_; }
 
   static size_t size_class(size_t bytes);
+  // A pooled block serves a request of a smaller class when it is at most this many times
+  // the request's class.
+  static constexpr size_t kLargestReuse = 4;
 
  private:
   std::unique_ptr<RawMemory> raw_;

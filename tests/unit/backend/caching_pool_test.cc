@@ -72,6 +72,29 @@ TEST(CachingPool, ReleasedBlocksAreReusedAndStillCount) {
   EXPECT_EQ(pool.bytes_held(), 1024 + 5120);
 }
 
+// A smaller request takes a pooled block of a larger class, up to kLargestReuse times its
+// own (on the CPU a fresh block's pages are faulted in again: the trials of a study come in
+// many shapes, smaller and smaller); the block keeps its class when it comes back.
+TEST(CachingPool, ASmallerRequestReusesALargerPooledBlockUpToALimit) {
+  LimitedMemory::Counters c;
+  CachingPool pool(std::make_unique<LimitedMemory>(1 << 30, c), "cpu", "memory");
+  void* big = pool.allocate(64 << 10);
+  void* huge = pool.allocate(1 << 20);
+  pool.release(big);
+  pool.release(huge);
+  EXPECT_EQ(pool.allocate(20 << 10), big) << "64 KiB serves 20 KiB: within 4x";
+  EXPECT_EQ(c.calls, 2);
+  EXPECT_EQ(pool.bytes_pooled(), 1 << 20);
+  void* small = pool.allocate(1000);
+  EXPECT_NE(small, huge) << "1 MiB is far more than 4x 1 KiB: a block of its own";
+  EXPECT_EQ(c.calls, 3);
+  EXPECT_EQ(pool.allocate(300 << 10), huge) << "the smallest class that fits within 4x";
+  pool.release(big);
+  EXPECT_EQ(pool.bytes_pooled(), 64 << 10) << "it came back as the 64 KiB block it is";
+  EXPECT_EQ(pool.bytes_held(), (64 << 10) + (1 << 20) + 1024);
+  EXPECT_EQ(pool.allocate(60 << 10), big);
+}
+
 TEST(CachingPool, OutOfMemoryTrimsThePoolAndRetriesThenSaysSo) {
   LimitedMemory::Counters c;
   CachingPool pool(std::make_unique<LimitedMemory>(4096, c), "cuda", "device memory");
