@@ -99,9 +99,11 @@ void with_activation(Activation a, F&& f) {
 template <UpdateRule R>
 using RuleTag = std::integral_constant<UpdateRule, R>;
 
-// Calls f(RuleTag<rule>{}) so that optimizer loops are specialised per rule.
+// Calls f(RuleTag<rule>{}) so that optimizer loops are specialised per rule. Always inlined,
+// so that a caller built for several instruction sets (target_clones) compiles f's loops
+// for each.
 template <typename F>
-void with_rule(UpdateRule rule, F&& f) {
+[[gnu::always_inline]] inline void with_rule(UpdateRule rule, F&& f) {
   switch (rule) {
     case UpdateRule::kSgd:
       return f(RuleTag<UpdateRule::kSgd>{});

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu_backend.h"
+#include "backend/ops.h"
 
 namespace layerlab::backend {
 namespace {
@@ -100,6 +102,41 @@ TEST_P(UpdateRuleTest, ZeroLearningRateFreezesParameters) {
                     std::span<const StepHyper>(&h, 1));
   EXPECT_EQ(w[0], 0.5f);
   EXPECT_EQ(w[1], -1.f);
+}
+
+// The CPU backend runs its update in a clone for this CPU's widest vectors (AVX-512, AVX2
+// or baseline x86-64); without contraction every clone must give the bits of optim::update
+// applied one element at a time (the rerun promise across the loops' vector widths and
+// tails). 1,003 elements: whole vectors and a tail.
+TEST_P(UpdateRuleTest, TheCpuStepHasTheBitsOfTheScalarDefinition) {
+  const UpdateRule rule = GetParam();
+  constexpr size_t kN = 1003;
+  std::vector<float> w(kN), g(kN), s1(kN), s2(kN);
+  for (size_t i = 0; i < kN; ++i) {
+    w[i] = std::sin(0.37f * static_cast<float>(i)) * 1.7f;
+    g[i] = std::cos(0.91f * static_cast<float>(i)) * 0.3f;
+    s1[i] = 0.01f * static_cast<float>(i % 17);
+    s2[i] = 0.002f * static_cast<float>(i % 13);
+  }
+  StepHyper h;
+  h.lr = 0.03f;
+  h.momentum = 0.9f;
+  h.weight_decay = 0.01f;
+  h.bias_correction1 = 0.19f;
+  h.bias_correction2 = 0.002f;
+  std::vector<float> ew = w, es1 = s1, es2 = s2;
+  with_rule(rule, [&](auto tag) {
+    for (size_t i = 0; i < kN; ++i)
+      optim::update<decltype(tag)::value>(ew[i], g[i], es1[i], es2[i], h);
+  });
+  auto b = make_cpu_backend(1);
+  b->optimizer_step(rule, 1, static_cast<int64_t>(kN), {w.data(), 0}, {g.data(), 0}, {s1.data(), 0},
+                    {s2.data(), 0}, std::span<const StepHyper>(&h, 1));
+  for (size_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(w[i], ew[i]) << "parameter " << i;
+    ASSERT_EQ(s1[i], es1[i]) << "first state of " << i;
+    ASSERT_EQ(s2[i], es2[i]) << "second state of " << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllRules, UpdateRuleTest,
