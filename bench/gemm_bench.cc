@@ -284,7 +284,9 @@ int main(int argc, char** argv) {
 #ifdef LAYERLAB_BENCH_LIBXSMM
   libxsmm_init();
 #endif
-  // Training shapes of digits 8x128 at batch 32 (64 inputs, 10 classes), then larger classes.
+  // Training shapes of digits 8x128 at batch 32 (64 inputs, 10 classes), then larger classes,
+  // validation passes (256 rows at a time, trainer.cc), width 1024 at batch 32.
+  // clang-format off
   const std::vector<Shape> shapes = {
       {"fwd", 32, 128, 64},    {"fwd", 32, 128, 128},  {"fwd", 32, 10, 128},
       {"dw", 128, 64, 32},     {"dw", 128, 128, 32},   {"dw", 10, 128, 32},
@@ -295,7 +297,10 @@ int main(int argc, char** argv) {
       {"dw", 256, 256, 64},    {"dx", 64, 256, 256},   {"fwd", 32, 512, 512},
       {"dw", 512, 512, 32},    {"dx", 32, 512, 512},   {"fwd", 128, 256, 256},
       {"dw", 256, 256, 128},   {"dx", 128, 256, 256},  {"fwd", 256, 1024, 1024},
-      {"dw", 1024, 1024, 256}, {"dx", 256, 1024, 1024}};
+      {"dw", 1024, 1024, 256}, {"dx", 256, 1024, 1024},
+      {"fwd", 256, 64, 64},    {"fwd", 256, 128, 128}, {"fwd", 256, 256, 256},
+      {"fwd", 32, 1024, 1024}, {"dw", 1024, 1024, 32}, {"dx", 32, 1024, 1024}};
+  // clang-format on
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
   register_fma_peaks();
   register_steps();

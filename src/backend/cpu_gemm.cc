@@ -47,14 +47,18 @@ SmallGemm small_gemm_kernels() {
   return kernels;
 }
 
-// Up to 128 x 128 x 128 (or 32 x 256 x 256): bench/gemm_bench measured the kernels 1.1-2x
-// OpenBLAS below it (3 of 3 products faster at 32 x 256 x 256, 2 of 3 at 128^3), mixed at
-// twice that (64 x 256 x 256: 1 of 3) and mostly slower from four times (docs/benchmarks.md).
-constexpr double kSmallGemmMaxFlops = 2.0 * 128 * 128 * 128;
+// Where bench/gemm_bench measured the kernels ahead of OpenBLAS (docs/benchmarks.md):
+// AVX2 + FMA up to 128 x 128 x 128 (or 32 x 256 x 256): 1.1-2x below it on the earlier Zen 3
+// machine, mixed at twice that, mostly slower from four times. AVX-512 (Zen 5, 2026-12-05)
+// up to 256 x 256 x 256: 1.34-2.9x on every measured training and validation shape of
+// 0.1-33.6 MFLOP (16 to 256 rows), and behind only on the 537 MFLOP weight and input
+// gradients of width 1024 at batch 256 (0.88-0.90x: no cache blocking here).
+constexpr double kAvx2MaxFlops = 2.0 * 128 * 128 * 128;
+constexpr double kAvx512MaxFlops = 2.0 * 256 * 256 * 256;
 
 bool use_small_gemm(int m, int n, int k) {
   const double flops = 2.0 * m * n * k;
-  return flops <= kSmallGemmMaxFlops;
+  return flops <= (small_gemm_kernels() == SmallGemm::kAvx512 ? kAvx512MaxFlops : kAvx2MaxFlops);
 }
 
 namespace {

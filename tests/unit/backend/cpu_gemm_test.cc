@@ -128,6 +128,13 @@ TEST_P(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
               check(GetParam(), {ta, tb, d.m, d.n, d.k, pad, alpha, beta});
 }
 
+// The largest products the AVX-512 kernels take (use_small_gemm: up to 256 x 256 x 256, such
+// as a validation pass of 256 rows through width 256), at odd sizes just under it.
+TEST_P(CpuGemm, TheLargestShapesTheKernelsTake) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) check(GetParam(), {ta, tb, 250, 253, 255, 3, 1.f, 0.25f});
+}
+
 TEST_P(CpuGemm, BetaZeroIgnoresWhatCHeld) {
   const Case c{false, true, 7, 19, 5, 0, 1.f, 0.f};
   Operands o(c, 3);
