@@ -5,11 +5,14 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "backend/cpu_backend.h"
 #include "backend/module_loader.h"
@@ -155,6 +158,33 @@ TEST(CpuBackend, ReleasedBlocksArePooledCountedAndReused) {
   EXPECT_GE(b->memory_in_use() - held, int64_t{300} << 20);
   b->release(huge);
   EXPECT_EQ(b->memory_in_use(), held);
+}
+
+// A large block comes with its pages in place (one madvise instead of a trap per page, which
+// cost 9% of a sweep's worker time on a VM): every page of a fresh 4 MiB block is resident
+// before anything is written to it. Skipped where the kernel cannot prefault.
+TEST(CpuBackend, ALargeBlockComesWithItsPagesInPlace) {
+#ifdef MADV_POPULATE_WRITE
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* probe = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  const bool prefaults = madvise(probe, page, MADV_POPULATE_WRITE) == 0;
+  munmap(probe, page);
+  if (!prefaults) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux < 5.14)";
+  auto b = make_cpu_backend(1);
+  const size_t bytes = size_t{4} << 20;
+  auto* p = static_cast<unsigned char*>(b->allocate(bytes));
+  const auto first = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const size_t pages = (reinterpret_cast<uintptr_t>(p) + bytes - first) / page;
+  std::vector<unsigned char> resident(pages);
+  ASSERT_EQ(mincore(reinterpret_cast<void*>(first), pages * page, resident.data()), 0);
+  size_t in = 0;
+  for (unsigned char r : resident) in += r & 1;
+  EXPECT_EQ(in, pages) << "pages resident before the first write";
+  b->release(p);
+#else
+  GTEST_SKIP() << "built without MADV_POPULATE_WRITE";
+#endif
 }
 
 }  // namespace
