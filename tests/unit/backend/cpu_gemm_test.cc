@@ -129,10 +129,12 @@ TEST_P(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
 }
 
 // The largest products the AVX-512 kernels take (use_small_gemm: up to 256 x 256 x 256, such
-// as a validation pass of 256 rows through width 256), at odd sizes just under it.
+// as a validation pass of 256 rows through width 256; with B transposed, forward passes of
+// width 1024), at odd sizes.
 TEST_P(CpuGemm, TheLargestShapesTheKernelsTake) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) check(GetParam(), {ta, tb, 250, 253, 255, 3, 1.f, 0.25f});
+  check(GetParam(), {false, true, 37, 1030, 1001, 3, 1.f, 0.f});
 }
 
 TEST_P(CpuGemm, BetaZeroIgnoresWhatCHeld) {
