@@ -446,7 +446,7 @@ class CpuBackend final : public Backend {
     }
     const Block first = plan.block(g, 0);
     plan.small = small_gemm_ != cpu::SmallGemm::kNone &&
-                 cpu::use_small_gemm(g.trans_b, first.rows, first.cols, g.k);
+                 cpu::use_small_gemm(g.trans_a, g.trans_b, first.rows, first.cols, g.k);
     return plan;
   }
   // fn(block's arguments, block) for each of the plan's blocks, on the team when it has more

@@ -49,20 +49,19 @@ SmallGemm small_gemm_kernels() {
 
 // Where bench/gemm_bench measured the kernels ahead of OpenBLAS (docs/benchmarks.md):
 // AVX2 + FMA up to 128 x 128 x 128 (or 32 x 256 x 256): 1.1-2x below it on the earlier Zen 3
-// machine, mixed at twice that, mostly slower from four times. AVX-512 (Zen 5, 2026-12-05)
-// up to 256 x 256 x 256: 1.34-2.9x on every measured training and validation shape of
-// 0.1-33.6 MFLOP (16 to 256 rows). Past that only with B transposed (a forward pass: B is
-// packed once per panel of 32 columns and read from cache by every row): 1.69x at width 1024
-// and batch 32, 1.90x at batch 256 (537 MFLOP), where the other two products fall behind
-// (0.88-0.91x: B streams from memory once per row of tiles, no cache blocking).
+// machine, mixed at twice that, mostly slower from four times. AVX-512 (Zen 5, 2026-12-05):
+// 1.34-2.9x on every measured training and validation shape of 0.1-33.6 MFLOP (up to
+// 256 x 256 x 256); past that, up to width 1024 at batch 256 (537 MFLOP), with A or B
+// transposed (forward passes and weight gradients: 1.15-1.9x), not with neither (input
+// gradients: 0.95-1.02x, level).
 constexpr double kAvx2MaxFlops = 2.0 * 128 * 128 * 128;
 constexpr double kAvx512MaxFlops = 2.0 * 256 * 256 * 256;
-constexpr double kAvx512TransBMaxFlops = 2.0 * 256 * 1024 * 1024;
+constexpr double kAvx512TransposedMaxFlops = 2.0 * 256 * 1024 * 1024;
 
-bool use_small_gemm(bool trans_b, int m, int n, int k) {
+bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k) {
   const double flops = 2.0 * m * n * k;
   if (small_gemm_kernels() != SmallGemm::kAvx512) return flops <= kAvx2MaxFlops;
-  return flops <= (trans_b ? kAvx512TransBMaxFlops : kAvx512MaxFlops);
+  return flops <= (trans_a || trans_b ? kAvx512TransposedMaxFlops : kAvx512MaxFlops);
 }
 
 namespace {

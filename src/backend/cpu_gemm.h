@@ -47,9 +47,9 @@ bool cpu_runs(SmallGemm kernels);
 SmallGemm small_gemm_kernels();
 
 // Whether the small-matrix kernels beat OpenBLAS on one m x n x k product (one pack member),
-// from bench/gemm_bench's measurements on shape classes; depends on the shape and whether B
-// is transposed only, so a pack member takes the path a single trial of that shape takes.
-bool use_small_gemm(bool trans_b, int m, int n, int k);
+// from bench/gemm_bench's measurements on shape classes; depends on the shape and the
+// transpositions only, so a pack member takes the path a single trial of that shape takes.
+bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k);
 
 // Row-major C = alpha * op(A) * op(B) + beta * C, then the epilogue, on the given kernels
 // (which cpu_runs() must accept; not kNone). beta == 0 ignores C's previous contents (NaN

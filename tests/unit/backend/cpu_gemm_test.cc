@@ -129,12 +129,14 @@ TEST_P(CpuGemm, TrainingShapesPaddedLeadingDimensionsAlphaAndBeta) {
 }
 
 // The largest products the AVX-512 kernels take (use_small_gemm: up to 256 x 256 x 256, such
-// as a validation pass of 256 rows through width 256; with B transposed, forward passes of
+// as a validation pass of 256 rows through width 256; with A or B transposed, products of
 // width 1024), at odd sizes.
 TEST_P(CpuGemm, TheLargestShapesTheKernelsTake) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) check(GetParam(), {ta, tb, 250, 253, 255, 3, 1.f, 0.25f});
   check(GetParam(), {false, true, 37, 1030, 1001, 3, 1.f, 0.f});
+  // B larger than the cache goes a panel of columns at a time (cpu_gemm_tiles.h).
+  for (bool ta : {false, true}) check(GetParam(), {ta, false, 37, 1030, 700, 3, 1.f, 0.25f});
 }
 
 TEST_P(CpuGemm, BetaZeroIgnoresWhatCHeld) {
