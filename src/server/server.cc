@@ -84,9 +84,10 @@ Api::Api(ServerOptions options) {
   store::StoreOptions store_options;
   store_options.clock = o.clock;
   store_options.stop = &context_.stopping;
-  // During an outage only one call waits for the database (the feed's, every poll
-  // interval, usually): requests answer 503 at once.
+  // During an outage only the change feed waits for the database: requests answer 503 at
+  // once, even one that is the first to find it away.
   store_options.outage = std::make_shared<store::Outage>();
+  store_options.wait_when_away = false;
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url, store_options));
   context_.cache = std::make_unique<analysis::StudyCache>(*context_.stores.front());

@@ -28,9 +28,12 @@ constexpr unsigned kTextArray = 1009;
 constexpr unsigned kInt8Array = 1016;
 constexpr unsigned kFloat8Array = 1022;
 
-// What a try not retried because of Options::stop or Options::outage says.
+// What a try not retried because of Options::stop, Options::outage or
+// Options::wait_when_away says.
 constexpr std::string_view kStopping = " (not retried: stopping)";
 constexpr std::string_view kKnownAway = " (not retried: found away by an earlier call)";
+constexpr std::string_view kNoWait =
+    " (not retried: this connection does not wait for a database that is away)";
 
 // Writes run at READ COMMITTED and lock the rows they change; reads see one snapshot.
 constexpr const char* kBeginWrite = "BEGIN";
@@ -318,7 +321,7 @@ bool Db::connected() const {
 }
 
 // Connects, or reconnects a lost connection, polling for up to `budget`.
-void Db::connect_within(std::chrono::milliseconds budget) {
+void Db::connect_within(std::chrono::milliseconds budget, bool wait) {
   const auto start = std::chrono::steady_clock::now();
   // libpq's connect_timeout is whole seconds, at least 2.
   const std::string connect_timeout = std::to_string(
@@ -356,7 +359,8 @@ void Db::connect_within(std::chrono::milliseconds budget) {
     const std::string text = label_ + ": " + step_ + ": " + message;
     if (!transient) throw PgError(code, text, "", false);
     if (options_.outage) options_.outage->known = true;
-    if (!not_retried(true).empty()) throw PgError(code, text, "", true);  // before_retry says why
+    if (!wait || !not_retried(true).empty())
+      throw PgError(code, text, "", true);  // before_retry says why
     auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed >= budget) throw PgError(code, text, "", true);
     int64_t cap = std::min<int64_t>(500, int64_t{25} << std::min(attempt, 5));
@@ -458,7 +462,7 @@ void Db::maintain(const char* step, const char* sql) {
   for (int attempt = 0;; ++attempt) {
     step_ = step;
     try {
-      if (!connected()) connect_within(options_.busy_timeout);
+      if (!connected()) connect_within(options_.busy_timeout, options_.wait_when_away);
       run_simple(sql);
       maintenance_.fetch_add(1, std::memory_order_relaxed);
       reached();
@@ -715,7 +719,12 @@ PgError Db::answer_lost() const {
 void Db::before_retry(const PgError& last, int attempt,
                       std::chrono::steady_clock::time_point start) {
   if (last.code() == ErrorCode::kUnavailable) {
-    if (const std::string_view why = not_retried(!connected()); !why.empty())
+    const bool lost = !connected();
+    std::string_view why = not_retried(lost);
+    // A call that does not wait still connects again once (attempt 0 lost the connection or
+    // could not make it), and gives up at the next loss.
+    if (why.empty() && lost && !options_.wait_when_away && attempt > 0) why = kNoWait;
+    if (!why.empty())
       throw PgError(last.code(), last.what() + std::string(why), last.sqlstate(), true);
   }
   if (attempt >= options_.max_retries) {
@@ -764,7 +773,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
   for (int attempt = 0;; ++attempt) {
     step_ = step;
     try {
-      if (!connected()) connect_within(options_.busy_timeout);
+      if (!connected()) connect_within(options_.busy_timeout, options_.wait_when_away);
       if (in_doubt) {
         // The previous try's COMMIT was sent but its answer lost: run the body again only
         // if that transaction did not commit.

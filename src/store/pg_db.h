@@ -22,6 +22,9 @@
 //  - With Options::outage, a call that begins while the database is known away (another
 //    call failed to reach it, and none has since) makes one try and is not retried when
 //    it cannot connect ("... (not retried: found away by an earlier call)"); see outage.h.
+//  - With Options::wait_when_away false, a call connects again at most once, at once, when
+//    it cannot reach the server ("... (not retried: this connection does not wait for a
+//    database that is away)"). The constructor's connection still waits.
 //  - A connection lost while COMMIT was in flight is resolved, where possible, by asking
 //    the server about the transaction id afterwards (txid_status), so a write that did
 //    commit is not applied a second time. A transaction found committed that way returns
@@ -174,6 +177,7 @@ class Db {
     const std::atomic<bool>* stop = nullptr;  // see the retry policy above; must outlive Db
     std::shared_ptr<Outage> outage;           // the same; nullptr: none shared
     bool transaction_pooling = false;         // see above
+    bool wait_when_away = true;               // StoreOptions::wait_when_away
   };
   // Connects (retrying transient failures for up to busy_timeout), then sets up the
   // session. `conninfo` is a postgresql:// URL or a libpq keyword string; `label` names the
@@ -268,7 +272,7 @@ class Db {
   Result run_simple(const char* sql);
   void commit(bool write, std::optional<std::string>& in_doubt_xid);
   std::string xact_status(const std::string& xid);  // "committed", "aborted", "in progress"
-  void connect_within(std::chrono::milliseconds budget);
+  void connect_within(std::chrono::milliseconds budget, bool wait = true);
   bool connected() const;
   void setup_session();
   // The statement as the server gets it (dollar placeholders), converted once.

@@ -143,7 +143,7 @@ class PgStore final : public SqlStore<Db> {
   PgStore(const StoreUrl& url, const StoreOptions& options)
       : SqlStore(options, kPostgres, url.path, url.text,
                  Db::Options{options.busy_timeout, options.max_retries, options.stop,
-                             options.outage, url.transaction_pooling}) {
+                             options.outage, url.transaction_pooling, options.wait_when_away}) {
     migrate(db_, pg::schema(), options.create_if_missing, now_ms());
   }
 

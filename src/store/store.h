@@ -55,6 +55,13 @@ struct StoreOptions {
   // Shared by the connections of a server (see outage.h); nullptr: each call waits for a
   // database that is away, up to the retries above.
   std::shared_ptr<Outage> outage;
+  // false: a call that cannot reach a PostgreSQL server does not wait for it: it connects
+  // again once, at once (the server may be back since the old connection died), then fails
+  // kUnavailable. For a server's request connections, so that a request that happens to be
+  // the first to find the database away does not hold its connection and network thread
+  // for the retries above while other requests queue behind them; its change feed waits.
+  // Opening the store still waits as above.
+  bool wait_when_away = true;
 };
 
 // Retry policy for claiming.

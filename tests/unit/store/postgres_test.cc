@@ -178,6 +178,29 @@ TEST(Postgres, WhileOneCallWaitsForAServerThatIsAwayTheOthersAreTriedOnce) {
   EXPECT_EQ(other->list_studies().size(), 1u);
 }
 
+// A connection that does not wait (a server's request connection): a call that finds the
+// server away connects again once and fails at once; after a restart, its lost connection
+// is made again within the same call.
+TEST(Postgres, AConnectionThatDoesNotWaitFailsAtOnceAndReconnectsAfterARestart) {
+  PostgresService server;
+  StoreOptions o;
+  o.wait_when_away = false;
+  auto store = open_store(server.fresh_database_url(), o);
+  store->create_study("s", nullptr);
+
+  server.stop();
+  const uint64_t retries = store->stats().retries;
+  EXPECT_STORE_ERROR(store->list_studies(), ErrorCode::kUnavailable,
+                     "(not retried: this connection does not wait for a database that is away)");
+  EXPECT_EQ(store->stats().retries, retries + 1) << "one connection again, no more";
+
+  server.start();
+  EXPECT_EQ(store->list_studies().size(), 1u);
+  server.stop();
+  server.start();
+  EXPECT_EQ(store->list_studies().size(), 1u) << "the connection the restart ended is made again";
+}
+
 TEST(Postgres, AnUnreachableServerIsUnavailableAndTheMessageHidesThePassword) {
   const std::string url =
       "postgresql://layerlab:s3cret@127.0.0.1:" + std::to_string(free_port()) + "/layerlab";
