@@ -23,12 +23,16 @@
 // constructor throws, saying to run scripts/install-deps.sh test: the tests fail, they are
 // not skipped.
 //
-// SQL from the helpers goes through psql (the server package's), so this header needs no
-// library: a test links against nothing for it (LAYERLAB_SOURCE_DIR locates the script).
+// SQL from the helpers goes through libpq (tests/CMakeLists.txt links it into every test):
+// in-process, since a psql process and its password handshake cost a test about as much CPU
+// as the test itself. Databases are created and dropped over one connection per process;
+// exec() and column() open a connection of their own each time, so no session state (a
+// transaction left open, a lock) outlives the call, as with a psql process.
 //
 // Thread-safe: every member may be called from any thread.
 #pragma once
 
+#include <libpq-fe.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -40,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -80,22 +85,31 @@ class PostgresService {
   }
 
   // A server already running in dir (started with postgres.sh); never stopped from here.
+  // Found by its files, not by `postgres.sh status` (a shell, runuser and pg_ctl in every
+  // test process): the port postgres.sh recorded and the live postmaster's pid file.
   static std::unique_ptr<PostgresService> attach(const std::string& dir) {
     std::unique_ptr<PostgresService> s(new PostgresService(dir, Attach{}));
-    auto [rc, out] = s->script("status");
-    if (rc != 0)
+    auto first_line = [](const std::filesystem::path& file) {
+      std::ifstream in(file);
+      std::string line;
+      std::getline(in, line);
+      return line;
+    };
+    const std::string port = first_line(std::filesystem::path(dir) / "port");
+    const std::string pid = first_line(std::filesystem::path(dir) / "data" / "postmaster.pid");
+    const bool digits = !port.empty() &&
+                        port.find_first_not_of("0123456789") == std::string::npos && !pid.empty() &&
+                        pid.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || !std::filesystem::exists("/proc/" + pid))
       throw std::runtime_error("PostgresService: no server running in " + dir +
-                               " (LAYERLAB_TEST_POSTGRES_DIR): " + out);
-    // The URL is the last line: postgresql://layerlab:layerlab@127.0.0.1:PORT/layerlab
-    size_t colon = out.rfind(':');
-    size_t slash = out.rfind('/');
-    if (colon == std::string::npos || slash == std::string::npos || slash < colon)
-      throw std::runtime_error("PostgresService: unexpected status output: " + out);
-    s->port_ = std::stoi(out.substr(colon + 1, slash - colon - 1));
+                               " (LAYERLAB_TEST_POSTGRES_DIR): no port file or no live "
+                               "postmaster.pid there");
+    s->port_ = std::stoi(port);
     return s;
   }
 
   ~PostgresService() {
+    if (admin_) PQfinish(admin_);
     if (!owned_) return;
     script("stop");
     std::error_code ec;
@@ -128,30 +142,23 @@ class PostgresService {
     std::string name =
         "t_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + suffix;
     // template0: nobody connects to it, so databases can be created from it in parallel.
-    exec("layerlab", "CREATE DATABASE " + name + " TEMPLATE template0");
+    admin("CREATE DATABASE " + name + " TEMPLATE template0");
     return name;
   }
   std::string fresh_database_url() { return url_of(fresh_database()); }
 
   // Drops a database, closing its connections first.
   void drop_database(const std::string& db) {
-    exec("layerlab", "DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
+    admin("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
   }
 
-  // Runs SQL (one or more statements, no results) on database db as layerlab; throws
-  // std::runtime_error with psql's message when it fails.
-  void exec(const std::string& db, const std::string& sql) { psql(db, sql); }
-  // The first column of a query's rows as integers.
+  // Runs SQL (one or more statements, no results) on database db as layerlab, on a
+  // connection of its own; throws std::runtime_error with the server's message when it fails.
+  void exec(const std::string& db, const std::string& sql) { once(db, sql); }
+  // The first column of a query's rows (its last statement's) as integers.
   std::vector<int64_t> column(const std::string& db, const std::string& sql) {
     std::vector<int64_t> out;
-    std::string rows = psql(db, sql);
-    size_t at = 0;
-    while (at < rows.size()) {
-      size_t nl = rows.find('\n', at);
-      if (nl == std::string::npos) nl = rows.size();
-      if (nl > at) out.push_back(std::stoll(rows.substr(at, nl - at)));
-      at = nl + 1;
-    }
+    for (const std::string& v : once(db, sql)) out.push_back(std::stoll(v));
     return out;
   }
 
@@ -164,32 +171,60 @@ class PostgresService {
   struct Attach {};
   PostgresService(std::string dir, Attach) : owned_(false), dir_(std::move(dir)) {}
 
-  // The PostgreSQL client: $PG_BIN/psql, the newest /usr/lib/postgresql/*/bin/psql, or psql.
-  static std::string psql_binary() {
-    if (const char* bin = std::getenv("PG_BIN"); bin && *bin) return std::string(bin) + "/psql";
-    std::string best;
-    int best_version = -1;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-      if (!std::filesystem::exists(e.path() / "bin" / "psql", ec)) continue;
-      if (std::stoi(name) > best_version) {
-        best_version = std::stoi(name);
-        best = (e.path() / "bin" / "psql").string();
-      }
+  struct Connection {
+    PGconn* c;
+    ~Connection() { PQfinish(c); }
+  };
+
+  PGconn* connect(const std::string& db) const {
+    PGconn* c = PQconnectdb(url_of(db).c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      const std::string why = PQerrorMessage(c);
+      PQfinish(c);
+      throw std::runtime_error("PostgresService: cannot connect to " + db + ": " + why);
     }
-    return best.empty() ? "psql" : best;
+    return c;
   }
 
-  // Runs sql on db with psql (unaligned, tuples only); its output, or throws.
-  std::string psql(const std::string& db, const std::string& sql) {
-    const std::string cmd = shell_quote(psql_binary()) + " -X -q -A -t -v ON_ERROR_STOP=1 " +
-                            shell_quote(url_of(db)) + " -c " + shell_quote(sql) + " 2>&1";
-    auto [rc, out] = run_command(cmd);
-    if (rc != 0)
-      throw std::runtime_error("PostgresService: psql on " + db + ": " + sql + ": " + out);
+  // Runs sql on c; the first column of the last statement's rows (NULLs left out), or throws
+  // naming db and the statement.
+  static std::vector<std::string> run(PGconn* c, const std::string& db, const std::string& sql) {
+    PGresult* r = PQexec(c, sql.c_str());
+    const ExecStatusType status = PQresultStatus(r);
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      const std::string why = PQerrorMessage(c);
+      PQclear(r);
+      throw std::runtime_error("PostgresService: on " + db + ": " + sql + ": " + why);
+    }
+    std::vector<std::string> out;
+    for (int i = 0; i < PQntuples(r); ++i)
+      if (PQnfields(r) > 0 && !PQgetisnull(r, i, 0)) out.emplace_back(PQgetvalue(r, i, 0));
+    PQclear(r);
     return out;
+  }
+
+  std::vector<std::string> once(const std::string& db, const std::string& sql) const {
+    const Connection c{connect(db)};
+    return run(c.c, db, sql);
+  }
+
+  // CREATE and DROP DATABASE over this process's connection to the database layerlab, made
+  // again once should the server have restarted since.
+  void admin(const std::string& sql) {
+    std::lock_guard lock(admin_mu_);
+    if (admin_ && PQstatus(admin_) != CONNECTION_OK) {
+      PQfinish(admin_);
+      admin_ = nullptr;
+    }
+    if (!admin_) admin_ = connect("layerlab");
+    try {
+      run(admin_, "layerlab", sql);
+    } catch (const std::runtime_error&) {
+      if (PQstatus(admin_) == CONNECTION_OK) throw;  // the statement failed, not the connection
+      PQfinish(admin_);
+      admin_ = connect("layerlab");
+      run(admin_, "layerlab", sql);
+    }
   }
 
   // Runs postgres.sh `command` on dir_; the exit status and the output (stdout and stderr).
@@ -211,6 +246,8 @@ class PostgresService {
   std::string dir_;
   int port_ = 0;
   std::mutex mu_;
+  std::mutex admin_mu_;
+  PGconn* admin_ = nullptr;  // see admin()
 };
 
 }  // namespace layerlab::testing
