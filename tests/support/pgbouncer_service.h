@@ -83,10 +83,11 @@ class PgBouncerService {
  private:
   struct Attach {};
   // The pooler running in dir (pgbouncer.sh's port and pid files).
-  PgBouncerService(std::string dir, Attach) : owned_(false), dir_(std::move(dir)) {
-    std::ifstream port(dir_ + "/port"), pid_file(dir_ + "/pgbouncer.pid");
-    pid_t pid = 0;
-    if (!(port >> port_) || !(pid_file >> pid) || pid <= 0 || ::kill(pid, 0) != 0)
+  PgBouncerService(std::string dir, Attach)
+      : owned_(false),
+        dir_(std::move(dir)),
+        port_(running_service_port(dir_ + "/port", dir_ + "/pgbouncer.pid")) {
+    if (port_ == 0)
       throw std::runtime_error("PgBouncerService: no pooler running in " + dir_ +
                                " (LAYERLAB_TEST_POSTGRES_DIR/pgbouncer)");
   }

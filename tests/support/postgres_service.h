@@ -44,7 +44,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -89,27 +88,16 @@ class PostgresService {
   // test process): the port postgres.sh recorded and the live postmaster's pid file.
   static std::unique_ptr<PostgresService> attach(const std::string& dir) {
     std::unique_ptr<PostgresService> s(new PostgresService(dir, Attach{}));
-    auto first_line = [](const std::filesystem::path& file) {
-      std::ifstream in(file);
-      std::string line;
-      std::getline(in, line);
-      return line;
-    };
-    const std::string port = first_line(std::filesystem::path(dir) / "port");
-    const std::string pid = first_line(std::filesystem::path(dir) / "data" / "postmaster.pid");
-    const bool digits = !port.empty() &&
-                        port.find_first_not_of("0123456789") == std::string::npos && !pid.empty() &&
-                        pid.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || !std::filesystem::exists("/proc/" + pid))
+    s->port_ = running_service_port(std::filesystem::path(dir) / "port",
+                                    std::filesystem::path(dir) / "data" / "postmaster.pid");
+    if (s->port_ == 0)
       throw std::runtime_error("PostgresService: no server running in " + dir +
                                " (LAYERLAB_TEST_POSTGRES_DIR): no port file or no live "
                                "postmaster.pid there");
-    s->port_ = std::stoi(port);
     return s;
   }
 
   ~PostgresService() {
-    if (admin_) PQfinish(admin_);
     if (!owned_) return;
     script("stop");
     std::error_code ec;
@@ -171,18 +159,13 @@ class PostgresService {
   struct Attach {};
   PostgresService(std::string dir, Attach) : owned_(false), dir_(std::move(dir)) {}
 
-  struct Connection {
-    PGconn* c;
-    ~Connection() { PQfinish(c); }
-  };
+  using Connection = std::unique_ptr<PGconn, decltype(&PQfinish)>;
 
-  PGconn* connect(const std::string& db) const {
-    PGconn* c = PQconnectdb(url_of(db).c_str());
-    if (PQstatus(c) != CONNECTION_OK) {
-      const std::string why = PQerrorMessage(c);
-      PQfinish(c);
-      throw std::runtime_error("PostgresService: cannot connect to " + db + ": " + why);
-    }
+  Connection connect(const std::string& db) const {
+    Connection c(PQconnectdb(url_of(db).c_str()), &PQfinish);
+    if (PQstatus(c.get()) != CONNECTION_OK)
+      throw std::runtime_error("PostgresService: cannot connect to " + db + ": " +
+                               PQerrorMessage(c.get()));
     return c;
   }
 
@@ -204,26 +187,20 @@ class PostgresService {
   }
 
   std::vector<std::string> once(const std::string& db, const std::string& sql) const {
-    const Connection c{connect(db)};
-    return run(c.c, db, sql);
+    return run(connect(db).get(), db, sql);
   }
 
   // CREATE and DROP DATABASE over this process's connection to the database layerlab, made
   // again once should the server have restarted since.
   void admin(const std::string& sql) {
     std::lock_guard lock(admin_mu_);
-    if (admin_ && PQstatus(admin_) != CONNECTION_OK) {
-      PQfinish(admin_);
-      admin_ = nullptr;
-    }
     if (!admin_) admin_ = connect("layerlab");
     try {
-      run(admin_, "layerlab", sql);
+      run(admin_.get(), "layerlab", sql);
     } catch (const std::runtime_error&) {
-      if (PQstatus(admin_) == CONNECTION_OK) throw;  // the statement failed, not the connection
-      PQfinish(admin_);
+      if (PQstatus(admin_.get()) == CONNECTION_OK) throw;  // the statement failed, not the link
       admin_ = connect("layerlab");
-      run(admin_, "layerlab", sql);
+      run(admin_.get(), "layerlab", sql);
     }
   }
 
@@ -247,7 +224,7 @@ class PostgresService {
   int port_ = 0;
   std::mutex mu_;
   std::mutex admin_mu_;
-  PGconn* admin_ = nullptr;  // see admin()
+  Connection admin_{nullptr, &PQfinish};  // see admin()
 };
 
 }  // namespace layerlab::testing

@@ -10,8 +10,8 @@ set -euo pipefail
 usage() { echo "usage: $0 postgres|rabbitmq up|down DIR [with-pgbouncer]" >&2; exit 2; }
 [ $# -eq 3 ] || { [ $# -eq 4 ] && [ "$1" = postgres ] && [ "$4" = with-pgbouncer ]; } || usage
 service="$1" action="$2" dir="$3" pooler="${4:-}"
-pgbouncer_script="$(cd "$(dirname "$0")/../.." && pwd)/scripts/services/pgbouncer.sh"
-script="$(cd "$(dirname "$0")/../.." && pwd)/scripts/services/$service.sh"
+services="$(cd "$(dirname "$0")/../.." && pwd)/scripts/services"
+script="$services/$service.sh" pgbouncer_script="$services/pgbouncer.sh"
 [ -f "$script" ] || { echo "service_fixture.sh: no service '$service'" >&2; exit 2; }
 export POSTGRES_FAST=1  # tests only: no fsync (see postgres.sh)
 case "$action" in

@@ -3,6 +3,7 @@
 // and pgbouncer_service.h.
 #pragma once
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -41,6 +43,18 @@ inline std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
+}
+
+// The port of a service a script started earlier, found by its files (no script run): the
+// number in port_file, while the process whose pid starts pid_file is alive; 0 otherwise.
+inline int running_service_port(const std::filesystem::path& port_file,
+                                const std::filesystem::path& pid_file) {
+  std::ifstream port_in(port_file), pid_in(pid_file);
+  int port = 0;
+  pid_t pid = 0;
+  if (!(port_in >> port) || !(pid_in >> pid) || port <= 0 || pid <= 0 || ::kill(pid, 0) != 0)
+    return 0;
+  return port;
 }
 
 // The path of scripts/services/`name` (e.g. "postgres.sh").
