@@ -53,6 +53,7 @@ bool SqliteError::busy() const {
 
 Query::~Query() {
   if (!stmt_) return;
+  db_->count_steps(sqlite3_stmt_status(stmt_, SQLITE_STMTSTATUS_VM_STEP, /*reset=*/1));
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
 }

@@ -150,6 +150,9 @@ class Db {
   uint64_t transactions() const { return transactions_.load(std::memory_order_relaxed); }
   uint64_t busy_waits() const { return busy_waits_.load(std::memory_order_relaxed); }
   uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
+  // Virtual-machine steps of the queries run (Store::Stats::vm_steps).
+  uint64_t vm_steps() const { return vm_steps_.load(std::memory_order_relaxed); }
+  void count_steps(int steps) const { vm_steps_.fetch_add(steps, std::memory_order_relaxed); }
 
  private:
   template <typename F>
@@ -183,6 +186,7 @@ class Db {
   std::atomic<uint64_t> transactions_{0};
   std::atomic<uint64_t> busy_waits_{0};
   std::atomic<uint64_t> retries_{0};
+  mutable std::atomic<uint64_t> vm_steps_{0};  // counted as a Query ends, const or not
 };
 
 }  // namespace layerlab::store::sqlite

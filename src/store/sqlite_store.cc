@@ -39,6 +39,12 @@ class SqliteStore final : public SqlStore<Db> {
     migrate(db_, sqlite::schema(), true, now_ms());
   }
 
+  Stats stats() const override NO_THREAD_SAFETY_ANALYSIS {  // db_'s counters are atomic
+    Stats s = SqlStore::stats();
+    s.vm_steps = db_.vm_steps();
+    return s;
+  }
+
  private:
   std::vector<int64_t> insert_trials(int64_t study_id, const std::vector<NewTrial>& trials,
                                      const std::vector<std::string>& params, int64_t now) override
