@@ -259,7 +259,8 @@ struct TrialFilter {
   bool descending = false;
   int64_t limit = 0;  // 0: no limit
   int64_t offset = 0;
-  bool lost_only = false;  // only trials with a lost attempt (a worker died holding them)
+  bool lost_only = false;         // only trials with a lost attempt (a worker died holding them)
+  std::optional<double> value{};  // only trials whose value is exactly this (not NaN)
 };
 
 }  // namespace layerlab::store

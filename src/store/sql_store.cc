@@ -227,6 +227,10 @@ typename SqlStore<Db>::Filter SqlStore<Db>::filter_sql(int64_t study_id,
   }
   if (!in.empty()) f.where += " AND status IN (" + in + ")";
   if (filter.lost_only) f.where += " AND lost > 0";
+  if (filter.value) {
+    f.where += " AND value = " + f.next();
+    f.params.emplace_back(*filter.value);
+  }
   if (!filter.dataset.empty()) {
     f.where += " AND dataset = " + f.next();
     f.params.emplace_back(filter.dataset);

@@ -9,7 +9,7 @@
 
 namespace layerlab::store {
 
-using SqlValue = std::variant<std::monostate, int64_t, std::string>;  // monostate: NULL
+using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;  // monostate: NULL
 
 // Bytes bound as a BLOB (SQLite) or BYTEA (PostgreSQL), not as text: a kept model's weights.
 // The view must outlive the statement's run.

@@ -63,6 +63,11 @@ bool LeaderboardBuilder::settled(const std::string& dataset) const {
   return boards_[it->second].top.size() >= limit_ && past_best_.at(dataset);
 }
 
+void LeaderboardBuilder::count_best(const std::string& dataset, int64_t count) {
+  Leaderboard& b = board(dataset);
+  b.best_count = std::max(b.best_count, count);
+}
+
 std::vector<StoredLeaderboard> leaderboards(store::Store& store, int64_t study_id,
                                             const StudySpec& spec, size_t limit) {
   LeaderboardBuilder builder(spec.datasets, spec.maximize, limit);
@@ -73,19 +78,23 @@ std::vector<StoredLeaderboard> leaderboards(store::Store& store, int64_t study_i
     f.dataset = dataset;
     f.sort = store::TrialSort::kValue;  // trials without a value come last
     f.descending = spec.maximize;
-    // The board and one more (is it worse?); then larger pages while trials tie the best.
+    // The board and one more (is it worse?).
     f.limit = static_cast<int64_t>(std::max<size_t>(limit, 1)) + 1;
-    for (bool done = false; !done; f.offset += f.limit, f.limit = 1000) {
-      const std::vector<store::TrialRecord> page = store.list_trials(study_id, f);
-      for (const store::TrialRecord& t : page) {
-        if (!t.value || std::isnan(*t.value)) {  // the rest have no value either
-          done = true;
-          break;
-        }
-        if (builder.add(dataset, t.status, t.id, t.number, *t.value)) records.emplace(t.id, t);
-        if ((done = builder.settled(dataset))) break;
-      }
-      done = done || static_cast<int64_t>(page.size()) < f.limit;
+    const std::vector<store::TrialRecord> page = store.list_trials(study_id, f);
+    for (const store::TrialRecord& t : page) {
+      if (!t.value || std::isnan(*t.value)) break;  // the rest have no value either
+      if (builder.add(dataset, t.status, t.id, t.number, *t.value)) records.emplace(t.id, t);
+    }
+    // Every one of them ties the best: the others that do are counted, not read (a study of
+    // 50,000 on iris's 30 validation rows had 4,740 at the best accuracy; paging through
+    // them made `status` take 1.5 s).
+    if (static_cast<int64_t>(page.size()) == f.limit && page.back().value &&
+        !builder.settled(dataset)) {
+      store::TrialFilter ties;
+      ties.statuses = ranked_statuses();
+      ties.dataset = dataset;
+      ties.value = page.front().value;
+      builder.count_best(dataset, store.count_trials(study_id, ties));
     }
   }
   std::vector<StoredLeaderboard> out;

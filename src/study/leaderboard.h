@@ -60,6 +60,9 @@ class LeaderboardBuilder {
   // next can change the board (the board is full and the last trial that ranked is worse
   // than the best, so no further trial ties it).
   bool settled(const std::string& dataset) const;
+  // For a source that counts the trials sharing the best value instead of offering them:
+  // the board's best_count becomes `count` (never fewer than were offered).
+  void count_best(const std::string& dataset, int64_t count);
 
   // The boards: the constructor's datasets in order, then the others by first appearance.
   const std::vector<Leaderboard>& boards() const { return boards_; }
@@ -81,9 +84,8 @@ struct StoredLeaderboard {
   std::vector<store::TrialRecord> trials;
 };
 
-// The study's boards read from the store: for each of the spec's datasets its ranked
-// trials best first, read only until the board is settled (the top `limit`, then as many
-// as share the best value).
+// The study's boards read from the store: for each of the spec's datasets its best `limit`
+// + 1 ranked trials, and when they all share the best value, a count of those that do.
 std::vector<StoredLeaderboard> leaderboards(store::Store& store, int64_t study_id,
                                             const StudySpec& spec, size_t limit);
 

@@ -1,4 +1,6 @@
 // Following a store: the trial change log, new epochs of a trial, and counting a filter.
+#include <cmath>
+
 #include "raw_sql.h"
 #include "store_test_util.h"
 
@@ -171,6 +173,29 @@ TEST_P(StoreTest, CountTrialsCountsWhatListTrialsWouldReturn) {
   EXPECT_EQ(store_->count_trials(study, f), 7);
   EXPECT_EQ(store_->list_trials(study, {.statuses = f.statuses}).size(), 7u);
   EXPECT_STORE_ERROR(store_->count_trials(999, {}), ErrorCode::kNotFound, "count_trials");
+}
+
+// value: the trials whose value is exactly the one given (the leaderboards count the trials
+// tying the best this way), bit for bit on both engines: a value one ulp away is another.
+TEST_P(StoreTest, CountTrialsCanCountTheTrialsOfOneValue) {
+  const int64_t study = store_->create_study("s", nullptr);
+  const double third = 1.0 / 3.0;
+  const std::vector<std::optional<double>> values = {third, third, std::nextafter(third, 1.0), 0.5,
+                                                     std::nullopt};
+  std::vector<NewTrial> trials;
+  for (size_t i = 0; i < values.size(); ++i)
+    trials.push_back({static_cast<int64_t>(i), "iris", {}});
+  store_->add_trials(study, trials);
+  for (const std::optional<double>& v : values) {
+    const Claim c = *store_->claim_next("w", {.study_id = study});
+    ASSERT_TRUE(
+        store_->finish_trial(c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, v, ""));
+  }
+  EXPECT_EQ(store_->count_trials(study, {.value = third}), 2);
+  EXPECT_EQ(store_->count_trials(study, {.value = 0.5}), 1);
+  EXPECT_EQ(store_->count_trials(study, {.value = 0.25}), 0);
+  EXPECT_EQ(store_->count_trials(study, {.value = std::nan("")}), 0) << "NaN equals nothing";
+  EXPECT_EQ(store_->count_trials(study, {.statuses = {TrialStatus::kQueued}, .value = third}), 0);
 }
 
 // lost_only: the trials a worker died holding (what /api/v1/queue counts as dead letters
