@@ -132,6 +132,13 @@ struct EpochRow {
 // A metric column of the epoch records (what a pruner compares).
 enum class EpochField { kTrainLoss, kValLoss, kValMetric };
 
+// One trial's value of an EpochField after some epoch (Store::epoch_values).
+struct TrialValue {
+  int64_t trial_id = 0;
+  double value = 0;
+  bool operator==(const TrialValue&) const = default;
+};
+
 struct EpochRecord {
   int64_t trial_id = 0;
   int attempt = 0;

@@ -332,20 +332,18 @@ std::vector<EpochRecord> SqlStore<Db>::list_epochs(int64_t trial_id, int attempt
 }
 
 template <typename Db>
-std::vector<double> SqlStore<Db>::epoch_values(int64_t study_id, int epoch, EpochField field,
-                                               int64_t exclude_trial) {
+std::vector<TrialValue> SqlStore<Db>::epoch_values(int64_t study_id, int epoch, EpochField field) {
   const char* column = field == EpochField::kTrainLoss ? "e.train_loss"
                        : field == EpochField::kValLoss ? "e.val_loss"
                                                        : "e.val_metric";
   MutexLock lock(mu_);
   return read("epoch_values", [&]() REQUIRES(mu_) {
-    std::vector<double> out;
-    auto q = db_.query(sql("SELECT ", column,
+    std::vector<TrialValue> out;
+    auto q = db_.query(sql("SELECT t.id, ", column,
                            " FROM trials t JOIN epochs e ON e.trial_id = t.id AND "
-                           "e.attempt = t.attempts AND e.epoch = ?2 "
-                           "WHERE t.study_id = ?1 AND t.id <> ?3"),
-                       study_id, epoch, exclude_trial);
-    while (q.next()) out.push_back(q.f64(0));
+                           "e.attempt = t.attempts AND e.epoch = ?2 WHERE t.study_id = ?1"),
+                       study_id, epoch);
+    while (q.next()) out.push_back({q.i64(0), q.f64(1)});
     return out;
   });
 }

@@ -60,8 +60,7 @@ class SqlStore : public Store {
   int64_t count_trials(int64_t study_id, const TrialFilter& filter) override;
   std::vector<AttemptRecord> list_attempts(int64_t trial_id) override;
   std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt, int after_epoch) override;
-  std::vector<double> epoch_values(int64_t study_id, int epoch, EpochField field,
-                                   int64_t exclude_trial) override;
+  std::vector<TrialValue> epoch_values(int64_t study_id, int epoch, EpochField field) override;
 
   // ---- claiming and reporting
   std::optional<Claim> claim_next(const std::string& worker_id,

@@ -109,11 +109,11 @@ class Store {
   virtual std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt = 0,
                                                int after_epoch = -1) = 0;
 
-  // `field` after `epoch` epochs for every trial of the study but `exclude_trial`, from
-  // each trial's latest attempt (what a pruner compares a trial against). NaN for a
-  // missing measurement; trials without that epoch are left out.
-  virtual std::vector<double> epoch_values(int64_t study_id, int epoch, EpochField field,
-                                           int64_t exclude_trial) = 0;
+  // `field` after `epoch` epochs for every trial of the study, from each trial's latest
+  // attempt (what a pruner compares a trial against), in no particular order. NaN for a
+  // missing measurement; trials without that epoch are left out. Reads every trial of the
+  // study: a worker reads it now and then and keeps the values (worker/pruning.h).
+  virtual std::vector<TrialValue> epoch_values(int64_t study_id, int epoch, EpochField field) = 0;
 
   // ---- claiming and reporting (the store-backed queue and the workers)
   // One write transaction: first expires leases (see expire_leases), then takes the queued

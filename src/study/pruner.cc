@@ -10,35 +10,20 @@
 namespace layerlab::study {
 namespace {
 
-// Orders values best first for the study's goal; NaN (a diverged or missing value) last.
-std::vector<double> best_first(std::span<const double> values, double extra, bool maximize) {
-  std::vector<double> v(values.begin(), values.end());
-  v.push_back(extra);
-  std::sort(v.begin(), v.end(), [maximize](double a, double b) {
-    if (std::isnan(a)) return false;
-    if (std::isnan(b)) return true;
-    return maximize ? a > b : a < b;
-  });
-  return v;
-}
-
 // Optuna's MedianPruner: after the warm-up, stop a trial whose value is worse than the
 // median of the other trials' values after the same number of epochs.
 class MedianPruner final : public Pruner {
  public:
   explicit MedianPruner(const PrunerConfig& c) : c_(c) {}
   bool decides_at(int epoch) const override { return epoch > c_.warmup_epochs; }
-  bool should_prune(int epoch, double value, std::span<const double> others,
+  bool should_prune(int epoch, double value, const EpochRanking& others,
                     bool maximize) const override {
     if (!decides_at(epoch)) return false;
     if (std::isnan(value)) return true;
-    std::vector<double> finite;
-    for (double v : others)
-      if (!std::isnan(v)) finite.push_back(v);
-    if (static_cast<int>(finite.size()) < c_.min_trials) return false;
-    std::sort(finite.begin(), finite.end());
-    const size_t n = finite.size();
-    const double median = n % 2 ? finite[n / 2] : 0.5 * (finite[n / 2 - 1] + finite[n / 2]);
+    const size_t n = others.finite();  // NaN values (diverged trials) have no median
+    if (static_cast<int64_t>(n) < c_.min_trials) return false;
+    const double median = n % 2 ? others.nth_lowest(n / 2)
+                                : 0.5 * (others.nth_lowest(n / 2 - 1) + others.nth_lowest(n / 2));
     return maximize ? value < median : value > median;
   }
 
@@ -57,14 +42,15 @@ class AshaPruner final : public Pruner {
       if (rung == epoch) return true;
     return false;
   }
-  bool should_prune(int epoch, double value, std::span<const double> others,
+  // With this trial's value among the others, NaN ranking last, the trial goes on when it
+  // is within the best `keep`: that is, when fewer than `keep` others are strictly better.
+  bool should_prune(int epoch, double value, const EpochRanking& others,
                     bool maximize) const override {
     if (!decides_at(epoch)) return false;
     if (std::isnan(value)) return true;
-    const std::vector<double> ranked = best_first(others, value, maximize);
-    const size_t keep = std::max<size_t>(1, ranked.size() / static_cast<size_t>(c_.eta));
-    const double threshold = ranked[keep - 1];
-    return maximize ? value < threshold : value > threshold;
+    const size_t ranked = others.finite() + others.nans() + 1;
+    const size_t keep = std::max<size_t>(1, ranked / static_cast<size_t>(c_.eta));
+    return others.count_better(value, maximize) >= keep;
   }
 
  private:

@@ -5,9 +5,10 @@
 #pragma once
 
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
+
+#include "study/epoch_ranking.h"
 
 namespace layerlab::study {
 
@@ -28,8 +29,9 @@ class Pruner {
 
   // Whether to stop a trial whose metric after `epoch` epochs is `value`, given the values
   // of other trials of the study after the same number of epochs (`others` excludes this
-  // trial). `maximize` is the study's goal.
-  virtual bool should_prune(int epoch, double value, std::span<const double> others,
+  // trial). `maximize` is the study's goal. O(log n): pruners ask `others` for ranks, they
+  // never walk it.
+  virtual bool should_prune(int epoch, double value, const EpochRanking& others,
                             bool maximize) const = 0;
 };
 

@@ -18,6 +18,7 @@
 #include "study/trial_report.h"
 #include "worker/backoff.h"
 #include "worker/heartbeat.h"
+#include "worker/pruning.h"
 
 namespace layerlab::worker {
 namespace {
@@ -300,9 +301,12 @@ class Slot::Loop {
     if (interrupted || m.lost) return false;
     if (!decide) return true;
     const study::EpochMetric metric = study::epoch_metric(sc.spec.metric);
-    const std::vector<double> others = with_backoff(
-        [&] { return store_.epoch_values(d.study_id, r.epoch, metric.field, d.trial_id); }, stop_);
-    return !sc.pruner->should_prune(r.epoch, metric.of(r), others, sc.spec.maximize);
+    return !pruning_.should_prune(
+        *sc.pruner, d.study_id, metric.field, r.epoch, d.trial_id, metric.of(r), sc.spec.maximize,
+        [&] {
+          return with_backoff(
+              [&] { return store_.epoch_values(d.study_id, r.epoch, metric.field); }, stop_);
+        });
   }
 
   void train(std::vector<Member>& members) {
@@ -375,6 +379,7 @@ class Slot::Loop {
   FaultHook& faults_;
   std::unique_ptr<Heartbeat> heartbeat_;
   std::map<int64_t, StudyContext> studies_;
+  PruningView pruning_;
   std::map<std::string, study::PreparedData> data_;
   struct Unreported {
     queue::Delivery delivery;

@@ -188,16 +188,19 @@ TEST_P(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
   ASSERT_TRUE(
       store_->append_epochs(retry.trial_id, retry.attempt, {{1, 9.0, 9.0, 0.9, 0.1, nullptr}}));
 
-  std::vector<double> v =
-      store_->epoch_values(study, 1, EpochField::kValMetric, claims[0].trial_id);
-  std::sort(v.begin(), v.end());
-  EXPECT_EQ(v, (std::vector<double>{0.6, 0.9}));
-  EXPECT_EQ(store_->epoch_values(study, 2, EpochField::kTrainLoss, claims[0].trial_id),
-            (std::vector<double>{1.5}));  // the retry has no epoch 2 yet
-  v = store_->epoch_values(study, 1, EpochField::kValLoss, 0);
-  std::sort(v.begin(), v.end());
-  EXPECT_EQ(v, (std::vector<double>{2.0, 3.0, 9.0}));
-  EXPECT_TRUE(store_->epoch_values(study, 7, EpochField::kValLoss, 0).empty());
+  auto by_trial = [](std::vector<TrialValue> v) {
+    std::sort(v.begin(), v.end(),
+              [](const TrialValue& a, const TrialValue& b) { return a.trial_id < b.trial_id; });
+    return v;
+  };
+  const int64_t t0 = claims[0].trial_id, t1 = claims[1].trial_id, t2 = claims[2].trial_id;
+  EXPECT_EQ(by_trial(store_->epoch_values(study, 1, EpochField::kValMetric)),
+            by_trial({{t0, 0.5}, {t1, 0.6}, {t2, 0.9}}));
+  EXPECT_EQ(by_trial(store_->epoch_values(study, 2, EpochField::kTrainLoss)),
+            by_trial({{t0, 0.5}, {t1, 1.5}}));  // the retry has no epoch 2 yet
+  EXPECT_EQ(by_trial(store_->epoch_values(study, 1, EpochField::kValLoss)),
+            by_trial({{t0, 2.0}, {t1, 3.0}, {t2, 9.0}}));
+  EXPECT_TRUE(store_->epoch_values(study, 7, EpochField::kValLoss).empty());
 }
 
 TEST_P(StoreTest, AddsThousandsOfTrialsInOneCall) {

@@ -21,14 +21,14 @@ TEST(AshaPruner, DecidesOnlyAtRungs) {
   auto p = asha(2, 3);
   for (int e : {2, 6, 18, 54}) EXPECT_TRUE(p->decides_at(e)) << e;
   for (int e : {1, 3, 5, 7, 17, 19}) EXPECT_FALSE(p->decides_at(e)) << e;
-  EXPECT_FALSE(p->should_prune(5, 0.0, std::vector<double>{0.9, 0.9, 0.9}, true));
+  EXPECT_FALSE(p->should_prune(5, 0.0, EpochRanking(std::vector<double>{0.9, 0.9, 0.9}), true));
 }
 
 TEST(AshaPruner, KeepsTheBestThirdAtARung) {
   auto p = asha(1, 3);
-  const std::vector<double> others = {0.9, 0.8, 0.7, 0.6, 0.5};  // with this trial: 6 values
-  EXPECT_FALSE(p->should_prune(1, 0.95, others, true));          // the best
-  EXPECT_FALSE(p->should_prune(1, 0.85, others, true));          // second of six: within 6/3 = 2
+  const EpochRanking others(std::vector<double>{0.9, 0.8, 0.7, 0.6, 0.5});  // with this: 6
+  EXPECT_FALSE(p->should_prune(1, 0.95, others, true));                     // the best
+  EXPECT_FALSE(p->should_prune(1, 0.85, others, true));  // second of six: within 6/3 = 2
   EXPECT_TRUE(p->should_prune(1, 0.75, others, true));
   // Minimising: the lowest values survive.
   EXPECT_FALSE(p->should_prune(1, 0.4, others, false));
@@ -37,10 +37,11 @@ TEST(AshaPruner, KeepsTheBestThirdAtARung) {
 
 TEST(AshaPruner, FirstTrialAtARungGoesOnAndNaNIsPruned) {
   auto p = asha(1, 3);
-  EXPECT_FALSE(p->should_prune(1, 0.1, {}, true));
-  EXPECT_TRUE(p->should_prune(1, std::nan(""), std::vector<double>{0.5}, true));
+  EXPECT_FALSE(p->should_prune(1, 0.1, EpochRanking{}, true));
+  EXPECT_TRUE(p->should_prune(1, std::nan(""), EpochRanking(std::vector<double>{0.5}), true));
   // Others' NaN values (diverged trials) rank last.
-  EXPECT_FALSE(p->should_prune(1, 0.2, std::vector<double>{std::nan(""), std::nan("")}, true));
+  EXPECT_FALSE(
+      p->should_prune(1, 0.2, EpochRanking(std::vector<double>{std::nan(""), std::nan("")}), true));
 }
 
 TEST(MedianPruner, PrunesBelowTheMedianAfterWarmup) {
@@ -49,12 +50,13 @@ TEST(MedianPruner, PrunesBelowTheMedianAfterWarmup) {
   c.warmup_epochs = 2;
   c.min_trials = 3;
   auto p = make_pruner(c);
-  const std::vector<double> others = {0.5, 0.6, 0.7, 0.8};  // median 0.65
-  EXPECT_FALSE(p->should_prune(2, 0.1, others, true));      // warm-up
+  const EpochRanking others(std::vector<double>{0.5, 0.6, 0.7, 0.8});  // median 0.65
+  EXPECT_FALSE(p->should_prune(2, 0.1, others, true));                 // warm-up
   EXPECT_TRUE(p->should_prune(3, 0.6, others, true));
   EXPECT_FALSE(p->should_prune(3, 0.7, others, true));
   EXPECT_TRUE(p->should_prune(3, 0.7, others, false));
-  EXPECT_FALSE(p->should_prune(3, 0.1, std::vector<double>{0.5, 0.9}, true));  // too few trials
+  EXPECT_FALSE(p->should_prune(3, 0.1, EpochRanking(std::vector<double>{0.5, 0.9}),
+                               true));  // too few trials
 }
 
 TEST(Pruners, NoneAndUnknownTypes) {
