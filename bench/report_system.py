@@ -43,15 +43,19 @@ def main():
             queue[0]["trials"], len(queue), q, "%.1fx" % (q / celery) if celery else "-"))
     if celery:
         print("| Celery + RabbitMQ no-op tasks | %d | %.0f | 1.0x |" % (noop[0]["tasks"], celery))
-    small = load(os.path.join(out, "small_50k.json"))
-    if small:
-        s = small[0]
+    studies = [(name, load(os.path.join(out, name + ".json")))
+               for name in ("small_50k", "pruned_50k")]
+    if any(runs for _, runs in studies):
         print("\n### 50,000 small trials end to end (iris, 1x8, 10 epochs, 2 workers)\n")
-        print("| trials | statuses | wall s | trials/s | epoch rows | store size |")
-        print("|---|---|---|---|---|---|")
-        print("| %d | %s | %.1f | %.0f | %d | %.1f MB |" % (
-            s["trials"], ", ".join("%s %d" % kv for kv in sorted(s["status"].items())),
-            s["wall_seconds"], s["trials_per_second"], s["epoch_rows"], s["store_bytes"] / 1e6))
+        print("| study | trials | statuses | wall s | trials/s | epoch rows | store size |")
+        print("|---|---|---|---|---|---|---|")
+    for name, runs in studies:
+        if runs:
+            s = runs[0]
+            print("| %s | %d | %s | %.1f | %.0f | %d | %.1f MB |" % (
+                name, s["trials"], ", ".join("%s %d" % kv for kv in sorted(s["status"].items())),
+                s["wall_seconds"], s["trials_per_second"], s["epoch_rows"],
+                s["store_bytes"] / 1e6))
 
 
 if __name__ == "__main__":

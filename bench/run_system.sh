@@ -66,12 +66,13 @@ done
 cleanup
 
 if [ "${1:-}" != "--skip-50k" ]; then
-  echo "== (c) 50,000 small trials" >&2
-  dir=$(mktemp -d)
-  t0=$(now)
-  "$bin" run bench/studies/small_50k.yaml --workers 2 --store "sqlite:$dir/s.db" --json > "$dir/out.json" 2>/dev/null
-  t1=$(now)
-  $PY - "$dir" "$t0" "$t1" > "$out/small_50k.json" <<'PYEOF'
+  echo "== (c) 50,000 small trials, without and with a pruner" >&2
+  for study in small_50k pruned_50k; do
+    dir=$(mktemp -d)
+    t0=$(now)
+    "$bin" run "bench/studies/$study.yaml" --workers 2 --store "sqlite:$dir/s.db" --json > "$dir/out.json" 2>/dev/null
+    t1=$(now)
+    $PY - "$dir" "$t0" "$t1" > "$out/$study.json" <<'PYEOF'
 import json, os, sqlite3, sys
 d = sys.argv[1]
 wall = float(sys.argv[3]) - float(sys.argv[2])
@@ -83,6 +84,7 @@ print(json.dumps({"trials": sum(status.values()), "status": status, "epoch_rows"
                   "wall_seconds": wall, "trials_per_second": sum(status.values()) / wall,
                   "store_bytes": size}))
 PYEOF
-  rm -rf "$dir"
+    rm -rf "$dir"
+  done
 fi
 $PY bench/report_system.py "$out" | tee "$out/system_table.md"
