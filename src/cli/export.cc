@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <set>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/store_flag.h"
@@ -24,18 +27,40 @@ std::string csv_field(const nlohmann::json& v) {
   return quoted + "\"";
 }
 
-void write_csv(std::ostream& os, const std::vector<store::TrialRecord>& trials) {
-  std::set<std::string> params, metrics;
-  for (const auto& t : trials) {
-    for (const auto& [k, v] : t.params.items()) params.insert(k);
-    if (t.result.is_object() && t.result.contains("metrics"))
-      for (const auto& [k, v] : t.result["metrics"].items()) metrics.insert(k);
+// The study's trials by number, kPage at a time (keyset pages: each reads its own rows, not
+// the ones before it), so an export holds one page in memory however large the study.
+// Trials numbered above `last` (added after the export began) are left out.
+constexpr int64_t kPage = 1000;
+void for_each_trial(store::Store& store, int64_t study_id, int64_t last,
+                    const std::function<void(const store::TrialRecord&)>& each) {
+  store::TrialFilter page{.limit = kPage};
+  while (true) {
+    const std::vector<store::TrialRecord> trials = store.list_trials(study_id, page);
+    for (const store::TrialRecord& t : trials) {
+      if (t.number > last) return;
+      each(t);
+    }
+    if (static_cast<int64_t>(trials.size()) < kPage) return;
+    page.after_number = trials.back().number;
   }
+}
+
+// Two passes: the columns (every parameter and metric any trial has), then the rows.
+void write_csv(std::ostream& os, store::Store& store, int64_t study_id) {
+  std::set<std::string> params, metrics;
+  int64_t last = -1;
+  for_each_trial(store, study_id, std::numeric_limits<int64_t>::max(),
+                 [&](const store::TrialRecord& t) {
+                   for (const auto& [k, v] : t.params.items()) params.insert(k);
+                   if (t.result.is_object() && t.result.contains("metrics"))
+                     for (const auto& [k, v] : t.result["metrics"].items()) metrics.insert(k);
+                   last = t.number;
+                 });
   os << "number,dataset,status,value,attempts";
   for (const auto& p : params) os << "," << p;
   for (const auto& m : metrics) os << "," << m;
   os << ",epochs_run,seconds,error\n";
-  for (const auto& t : trials) {
+  for_each_trial(store, study_id, last, [&](const store::TrialRecord& t) {
     os << t.number << "," << csv_field(t.dataset) << "," << store::to_string(t.status) << ","
        << (t.value ? fmt::format("{}", *t.value) : "") << "," << t.attempts;
     for (const auto& p : params) os << "," << csv_field(t.params.value(p, nlohmann::json()));
@@ -44,29 +69,43 @@ void write_csv(std::ostream& os, const std::vector<store::TrialRecord>& trials) 
     for (const auto& k : metrics) os << "," << csv_field(m.value(k, nlohmann::json()));
     os << "," << csv_field(r.value("epochs_run", nlohmann::json())) << ","
        << csv_field(r.value("seconds", nlohmann::json())) << "," << csv_field(t.error) << "\n";
-  }
+  });
 }
 
-nlohmann::json json_export(store::Store& store, const store::StudyRecord& s,
-                           const std::vector<store::TrialRecord>& trials) {
-  nlohmann::json out = {
-      {"study", s.name}, {"id", s.id}, {"spec", s.spec}, {"trials", nlohmann::json::array()}};
-  for (const auto& t : trials) {
-    nlohmann::json j = trial_json(t);
-    j["attempt_log"] = nlohmann::json::array();
-    for (const auto& a : store.list_attempts(t.id))
-      j["attempt_log"].push_back(
-          {{"attempt", a.attempt}, {"worker", a.worker_id}, {"outcome", a.outcome}});
-    j["curve"] = nlohmann::json::array();
-    for (const auto& e : store.list_epochs(t.id, t.attempts))
-      j["curve"].push_back({{"epoch", e.row.epoch},
-                            {"train_loss", e.row.train_loss},
-                            {"val_loss", e.row.val_loss},
-                            {"val_metric", e.row.val_metric},
-                            {"seconds", e.row.seconds}});
-    out["trials"].push_back(std::move(j));
-  }
-  return out;
+nlohmann::json trial_export(store::Store& store, const store::TrialRecord& t) {
+  nlohmann::json j = trial_json(t);
+  j["attempt_log"] = nlohmann::json::array();
+  for (const auto& a : store.list_attempts(t.id))
+    j["attempt_log"].push_back(
+        {{"attempt", a.attempt}, {"worker", a.worker_id}, {"outcome", a.outcome}});
+  j["curve"] = nlohmann::json::array();
+  for (const auto& e : store.list_epochs(t.id, t.attempts))
+    j["curve"].push_back({{"epoch", e.row.epoch},
+                          {"train_loss", e.row.train_loss},
+                          {"val_loss", e.row.val_loss},
+                          {"val_metric", e.row.val_metric},
+                          {"seconds", e.row.seconds}});
+  return j;
+}
+
+// The document nlohmann::json would print with an indent of 2, {"id", "spec", "study",
+// "trials": [...]}, written one trial at a time.
+void write_json(std::ostream& os, store::Store& store, const store::StudyRecord& s) {
+  const std::string head =
+      nlohmann::json{{"study", s.name}, {"id", s.id}, {"spec", s.spec}, {"trials", nullptr}}.dump(
+          2);
+  const std::string tail = "null\n}";  // "trials" comes last
+  os << std::string_view(head).substr(0, head.size() - tail.size()) << "[";
+  bool first = true;
+  for_each_trial(store, s.id, std::numeric_limits<int64_t>::max(),
+                 [&](const store::TrialRecord& t) {
+                   std::string text = trial_export(store, t).dump(2);
+                   for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 5)
+                     text.replace(at, 1, "\n    ");  // nested two levels deep
+                   os << (first ? "\n    " : ",\n    ") << text;
+                   first = false;
+                 });
+  os << (first ? "]" : "\n  ]") << "\n}\n";
 }
 
 }  // namespace
@@ -86,7 +125,6 @@ void add_export_command(CLI::App& app) {
   cmd->callback([url, ref, format, output] {
     auto store = open_existing_store(*url);
     const auto s = resolve_study(*store, *ref);
-    const auto trials = store->list_trials(s.id, {});
     std::ofstream file;
     if (!output->empty()) {
       file.open(*output);
@@ -94,9 +132,9 @@ void add_export_command(CLI::App& app) {
     }
     std::ostream& os = output->empty() ? std::cout : file;
     if (*format == "csv")
-      write_csv(os, trials);
+      write_csv(os, *store, s.id);
     else
-      os << json_export(*store, s, trials).dump(2) << "\n";
+      write_json(os, *store, s);
   });
 }
 

@@ -268,6 +268,10 @@ struct TrialFilter {
   int64_t offset = 0;
   bool lost_only = false;         // only trials with a lost attempt (a worker died holding them)
   std::optional<double> value{};  // only trials whose value is exactly this (not NaN)
+  // Only trials numbered above this: with sort kNumber ascending and a limit, the next page
+  // after one ending at this number (a keyset page costs its own rows; an offset costs all
+  // the rows before it too).
+  std::optional<int64_t> after_number{};
 };
 
 }  // namespace layerlab::store

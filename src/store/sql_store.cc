@@ -235,6 +235,10 @@ typename SqlStore<Db>::Filter SqlStore<Db>::filter_sql(int64_t study_id,
     f.where += " AND dataset = " + f.next();
     f.params.emplace_back(filter.dataset);
   }
+  if (filter.after_number) {
+    f.where += " AND number > " + f.next();
+    f.params.emplace_back(*filter.after_number);
+  }
   return f;
 }
 

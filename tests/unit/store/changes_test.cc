@@ -198,6 +198,30 @@ TEST_P(StoreTest, CountTrialsCanCountTheTrialsOfOneValue) {
   EXPECT_EQ(store_->count_trials(study, {.statuses = {TrialStatus::kQueued}, .value = third}), 0);
 }
 
+// after_number: keyset pages by number, with any other filter.
+TEST_P(StoreTest, ListTrialsPagesByNumberAfterTheLastOneSeen) {
+  const int64_t study = store_->create_study("s", nullptr);
+  store_->add_trials(study, {{3, "iris", {}},
+                             {1, "wine", {}},
+                             {7, "iris", {}},
+                             {4, "iris", {}},
+                             {9, "wine", {}},
+                             {12, "iris", {}}});
+  auto numbers = [&](const TrialFilter& f) {
+    std::vector<int64_t> out;
+    for (const TrialRecord& t : store_->list_trials(study, f)) out.push_back(t.number);
+    return out;
+  };
+  EXPECT_EQ(numbers({.limit = 2, .after_number = 3}), (std::vector<int64_t>{4, 7}));
+  EXPECT_EQ(numbers({.limit = 2, .after_number = 7}), (std::vector<int64_t>{9, 12}));
+  EXPECT_EQ(numbers({.limit = 2, .after_number = 12}), (std::vector<int64_t>{}));
+  EXPECT_EQ(numbers({.after_number = -5}), (std::vector<int64_t>{1, 3, 4, 7, 9, 12}));
+  EXPECT_EQ(numbers({.dataset = "iris", .limit = 2, .after_number = 3}),
+            (std::vector<int64_t>{4, 7}));
+  EXPECT_EQ(numbers({.dataset = "wine", .after_number = 1}), (std::vector<int64_t>{9}));
+  EXPECT_EQ(store_->count_trials(study, {.after_number = 7}), 2);
+}
+
 // lost_only: the trials a worker died holding (what /api/v1/queue counts as dead letters
 // among the failed ones), counted without reading them.
 TEST_P(StoreTest, CountTrialsCanCountOnlyTrialsThatLostAnAttempt) {
