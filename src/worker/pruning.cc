@@ -33,7 +33,6 @@ PruningView::Values& PruningView::values_for(const Key& key, Clock::time_point n
 void PruningView::read_again(Values& v, const Read& read) {
   const Clock::time_point started = now_();
   const std::vector<store::TrialValue> rows = read();
-  ++reads_;
   Values fresh;
   fresh.by_trial.reserve(rows.size() + v.own.size());
   for (const store::TrialValue& r : rows) fresh.by_trial.emplace(r.trial_id, r.value);

@@ -44,9 +44,6 @@ class PruningView {
   bool should_prune(const study::Pruner& pruner, int64_t study_id, store::EpochField field,
                     int epoch, int64_t trial_id, double value, bool maximize, const Read& read);
 
-  // How many times the store was read (for tests).
-  int64_t reads() const { return reads_; }
-
  private:
   struct Values {
     std::unordered_map<int64_t, double> by_trial;  // the store's, with own ones over them
@@ -65,7 +62,6 @@ class PruningView {
   std::function<Clock::time_point()> now_;
   std::map<Key, Values> values_;
   Clock::duration read_costs_{};  // the sum of values_' read_cost: one round of reads
-  int64_t reads_ = 0;
 };
 
 }  // namespace layerlab::worker
