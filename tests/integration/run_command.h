@@ -1,6 +1,7 @@
 // Runs the layerlab binary as a user would and captures what it prints.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,11 +10,42 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace layerlab::testing {
+
+// The scratch directories this test process made, removed when it exits, unless a test
+// failed: then they stay for a look and their paths go to stderr. Only the process that
+// made them removes them (a forked child that exited normally would otherwise take the
+// parent's). CTest runs every test as its own process, so each cleans up after itself.
+class ScratchDirs {
+ public:
+  static void add(const std::filesystem::path& dir) {
+    static ScratchDirs dirs;
+    dirs.dirs_.push_back(dir);
+  }
+  ~ScratchDirs() {
+    if (::getpid() != owner_) return;
+    const bool failed = ::testing::UnitTest::GetInstance()->Failed();
+    for (const auto& dir : dirs_) {
+      if (failed) {
+        std::cerr << "kept for the failed test: " << dir.string() << "\n";
+        continue;
+      }
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+
+ private:
+  ScratchDirs() = default;
+  const pid_t owner_ = ::getpid();
+  std::vector<std::filesystem::path> dirs_;
+};
 
 struct CommandResult {
   int exit_code = -1;
@@ -38,7 +70,7 @@ inline size_t occurrences(const std::string& text, const std::string& what) {
 inline CommandResult run_layerlab(const std::string& args, const std::string& env = "") {
   const auto dir =
       std::filesystem::temp_directory_path() / ("layerlab-cli-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  if (std::filesystem::create_directories(dir)) ScratchDirs::add(dir);
   const auto out = dir / "stdout", err = dir / "stderr";
   const std::string cmd = env + (env.empty() ? "" : " ") + LAYERLAB_BINARY + std::string(" ") +
                           args + " >" + out.string() + " 2>" + err.string();
@@ -109,6 +141,7 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
                    ("layerlab-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  ScratchDirs::add(dir);
   return dir;
 }
 
