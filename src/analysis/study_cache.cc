@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "store/trial_pages.h"
 #include "study/leaderboard.h"
 
 namespace layerlab::analysis {
@@ -135,7 +136,12 @@ void StudyCache::load(int64_t study_id, Entry& e) {
   store::TrialFilter f;
   f.statuses = {store::TrialStatus::kCompleted, store::TrialStatus::kEarlyStopped,
                 store::TrialStatus::kPruned};
-  for (const store::TrialRecord& t : store_.list_trials(study_id, f)) upsert(*v, t);
+  // A page at a time: the records of a whole large study would take hundreds of MB for a
+  // moment, the view a few.
+  store::for_each_trial(store_, study_id, f, [&](const store::TrialRecord& t) {
+    upsert(*v, t);
+    return true;
+  });
   e.view = std::move(v);
 }
 

@@ -14,6 +14,7 @@
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
 #include "common/error.h"
+#include "store/trial_pages.h"
 
 namespace layerlab::cli {
 namespace {
@@ -27,22 +28,16 @@ std::string csv_field(const nlohmann::json& v) {
   return quoted + "\"";
 }
 
-// The study's trials by number, kPage at a time (keyset pages: each reads its own rows, not
-// the ones before it), so an export holds one page in memory however large the study.
-// Trials numbered above `last` (added after the export began) are left out.
-constexpr int64_t kPage = 1000;
+// The study's trials by number, a page at a time (store/trial_pages.h), so that an export
+// holds one page in memory however large the study. Trials numbered above `last` (added
+// after the export began) are left out.
 void for_each_trial(store::Store& store, int64_t study_id, int64_t last,
                     const std::function<void(const store::TrialRecord&)>& each) {
-  store::TrialFilter page{.limit = kPage};
-  while (true) {
-    const std::vector<store::TrialRecord> trials = store.list_trials(study_id, page);
-    for (const store::TrialRecord& t : trials) {
-      if (t.number > last) return;
-      each(t);
-    }
-    if (static_cast<int64_t>(trials.size()) < kPage) return;
-    page.after_number = trials.back().number;
-  }
+  store::for_each_trial(store, study_id, {}, [&](const store::TrialRecord& t) {
+    if (t.number > last) return false;
+    each(t);
+    return true;
+  });
 }
 
 // Two passes: the columns (every parameter and metric any trial has), then the rows.

@@ -33,14 +33,9 @@ std::string string_field(const json& j, const char* key) {
 
 std::optional<store::TrialRecord> find_trial(store::Store& store, int64_t study_id,
                                              int64_t number) {
-  // Numbers are usually dense from 0: try the row at that offset first.
-  store::TrialFilter f;
-  f.sort = store::TrialSort::kNumber;
-  f.offset = number;
-  f.limit = 1;
-  for (const auto& t : store.list_trials(study_id, f))
-    if (t.number == number) return t;
-  for (const auto& t : store.list_trials(study_id, {}))
+  if (number < 0) return std::nullopt;  // numbers start at 0 (and number - 1 must not wrap)
+  // The first trial numbered from `number` on (a keyset read of one row).
+  for (const auto& t : store.list_trials(study_id, {.limit = 1, .after_number = number - 1}))
     if (t.number == number) return t;
   return std::nullopt;
 }

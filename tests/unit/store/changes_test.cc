@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "raw_sql.h"
+#include "store/trial_pages.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
@@ -220,6 +221,39 @@ TEST_P(StoreTest, ListTrialsPagesByNumberAfterTheLastOneSeen) {
             (std::vector<int64_t>{4, 7}));
   EXPECT_EQ(numbers({.dataset = "wine", .after_number = 1}), (std::vector<int64_t>{9}));
   EXPECT_EQ(store_->count_trials(study, {.after_number = 7}), 2);
+}
+
+// for_each_trial: every trial the filter selects, once, in number order, over pages.
+TEST_P(StoreTest, ForEachTrialReadsWhatTheFilterSelectsAPageAtATime) {
+  const int64_t study = store_->create_study("s", nullptr);
+  std::vector<NewTrial> trials;
+  for (int n = 22; n >= 0; --n) trials.push_back({n, n % 3 == 0 ? "wine" : "iris", {}});
+  store_->add_trials(study, trials);
+  auto numbers = [&](const TrialFilter& f, int64_t page, int64_t stop_after = -1) {
+    std::vector<int64_t> out;
+    for_each_trial(
+        *store_, study, f,
+        [&](const TrialRecord& t) {
+          out.push_back(t.number);
+          return static_cast<int64_t>(out.size()) != stop_after;
+        },
+        page);
+    return out;
+  };
+  std::vector<int64_t> all(23), wine;
+  for (int n = 0; n < 23; ++n) all[static_cast<size_t>(n)] = n;
+  for (int n = 0; n < 23; n += 3) wine.push_back(n);
+  EXPECT_EQ(numbers({}, 5), all) << "4 full pages and a part";
+  EXPECT_EQ(numbers({}, 23), all) << "one full page, then an empty one";
+  EXPECT_EQ(numbers({}, 1), all);
+  EXPECT_EQ(numbers({.dataset = "wine"}, 3), wine);
+  EXPECT_EQ(numbers({}, 5, 7), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6})) << "stops when told";
+  EXPECT_EQ(numbers({.statuses = {TrialStatus::kCompleted}}, 5), (std::vector<int64_t>{}));
+  for (const TrialFilter& bad :
+       {TrialFilter{.limit = 3}, TrialFilter{.offset = 1}, TrialFilter{.sort = TrialSort::kValue},
+        TrialFilter{.descending = true}, TrialFilter{.after_number = 4}})
+    EXPECT_STORE_ERROR(numbers(bad, 5), ErrorCode::kInvalidArgument, "pages");
+  EXPECT_STORE_ERROR(numbers({}, 0), ErrorCode::kInvalidArgument, "pages");
 }
 
 // lost_only: the trials a worker died holding (what /api/v1/queue counts as dead letters
