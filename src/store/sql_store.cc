@@ -203,6 +203,16 @@ TrialRecord SqlStore<Db>::get_trial(int64_t id) {
   });
 }
 
+namespace {
+
+bool only_unfinished(const std::vector<TrialStatus>& statuses) {
+  return !statuses.empty() && std::all_of(statuses.begin(), statuses.end(), [](TrialStatus s) {
+    return s == TrialStatus::kQueued || s == TrialStatus::kRunning;
+  });
+}
+
+}  // namespace
+
 // The WHERE clause of a trial filter and its parameters: study ?1, then the statuses and
 // the dataset. The statuses are distinct and in a fixed order, so the variants stay few.
 template <typename Db>
@@ -252,7 +262,10 @@ std::vector<TrialRecord> SqlStore<Db>::list_trials(int64_t study_id, const Trial
   const char* dir = filter.descending ? " DESC" : "";
   switch (filter.sort) {
     case TrialSort::kNumber:
-      order = sql("number", dir);
+      // The unfinished trials are few however large the study: "+number" keeps SQLite from
+      // walking the whole study in number order to avoid sorting them (the coordinator of an
+      // adaptive study asks every 25 ms). Other selections are read in that order.
+      order = sql(only_unfinished(filter.statuses) ? "+number" : "number", dir);
       break;
     case TrialSort::kParam: {
       check_param_key(filter.param);
