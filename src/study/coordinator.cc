@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "common/error.h"
+#include "store/trial_pages.h"
 
 namespace layerlab::study {
 namespace {
@@ -57,12 +59,10 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
     return store_.count_trials(study_id_, {.statuses = {s}});
   };
   int64_t queued = count(store::TrialStatus::kQueued);
-  std::vector<Observation> finished;
   std::vector<Suggestion> in_flight;
   if (sampler_->adaptive()) {
     room = std::min(room, max_in_flight - queued - count(store::TrialStatus::kRunning));
     if (room <= 0) return 0;
-    finished = observations();
     in_flight = pending();
   }
   int64_t added = 0;
@@ -73,7 +73,7 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
     // Batches end at multiples of kTrialBatch, however the calls fall.
     const int64_t size = std::min(room, kTrialBatch - next_number_ % kTrialBatch);
     for (int64_t i = 0; i < size; ++i) {
-      std::optional<Suggestion> s = sampler_->suggest(next_number_ + i, finished, in_flight);
+      std::optional<Suggestion> s = sampler_->suggest(next_number_ + i, finished_, in_flight);
       if (!s) break;
       nlohmann::json params = s->trial.to_json();
       params.erase("dataset");
@@ -106,6 +106,7 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
                                 std::to_string(total_) + " stored)");
     }
     queue_.publish(study_id_, ids);
+    if (sampler_->adaptive()) unfinished_.insert(ids.begin(), ids.end());
     const int64_t n = static_cast<int64_t>(batch.size());
     next_number_ += n;
     added += n;
@@ -123,26 +124,51 @@ bool Coordinator::complete() {
                                                       store::TrialStatus::kRunning}}) == 0;
 }
 
-std::vector<Observation> Coordinator::observations() {
-  store::TrialFilter f;
-  f.statuses = {store::TrialStatus::kCompleted, store::TrialStatus::kEarlyStopped,
-                store::TrialStatus::kPruned, store::TrialStatus::kDiverged,
-                store::TrialStatus::kFailed};
-  std::vector<Observation> out;
-  for (const store::TrialRecord& r : store_.list_trials(study_id_, f)) {
-    const bool ok = r.value.has_value() && r.status != store::TrialStatus::kFailed &&
-                    r.status != store::TrialStatus::kDiverged;
-    out.push_back({r.number, trial_of(r), ok ? *r.value : std::nan(""), ok});
+// Finished trials stay finished (the store changes only running trials' statuses), so the
+// observations are read once and then followed: a trial that leaves the queued and running
+// set is read when it does. Every trial passes through that set in this coordinator's sight:
+// the ones stored before it started are read by sync_observations, the ones it adds (or
+// another coordinator added under the same numbers) are returned by add_trials.
+void Coordinator::sync_observations() {
+  store::for_each_trial(store_, study_id_, {}, [&](const store::TrialRecord& r) {
+    observe(r);
+    return true;
+  });
+  synced_ = true;
+}
+
+void Coordinator::observe(const store::TrialRecord& r) {
+  using store::TrialStatus;
+  if (r.status == TrialStatus::kQueued || r.status == TrialStatus::kRunning) {
+    unfinished_.insert(r.id);
+    return;
   }
-  return out;
+  if (r.status == TrialStatus::kCancelled) return;
+  const bool ok =
+      r.value.has_value() && r.status != TrialStatus::kFailed && r.status != TrialStatus::kDiverged;
+  Observation o{r.number, trial_of(r), ok ? *r.value : std::nan(""), ok};
+  // In number order, as samplers have always been given them; trials mostly finish in
+  // about that order, so this is mostly an append.
+  auto at = std::upper_bound(finished_.begin(), finished_.end(), o.number,
+                             [](int64_t n, const Observation& x) { return n < x.number; });
+  finished_.insert(at, std::move(o));
 }
 
 std::vector<Suggestion> Coordinator::pending() {
+  if (!synced_) sync_observations();
   store::TrialFilter f;
   f.statuses = {store::TrialStatus::kQueued, store::TrialStatus::kRunning};
   std::vector<Suggestion> out;
-  for (const store::TrialRecord& r : store_.list_trials(study_id_, f))
+  std::unordered_set<int64_t> still;
+  for (const store::TrialRecord& r : store_.list_trials(study_id_, f)) {
     out.push_back({r.number, trial_of(r)});
+    still.insert(r.id);
+  }
+  std::vector<int64_t> left;  // finished since the last call
+  for (int64_t id : unfinished_)
+    if (!still.count(id)) left.push_back(id);
+  unfinished_ = std::move(still);
+  for (int64_t id : left) observe(store_.get_trial(id));
   return out;
 }
 

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_set>
+#include <vector>
 
 #include "queue/trial_queue.h"
 #include "store/store.h"
@@ -66,8 +68,11 @@ class Coordinator {
   int64_t study_id() const { return study_id_; }
 
  private:
-  std::vector<Observation> observations();
+  // Adaptive samplers: the queued and running trials as suggestions; first brings finished_
+  // up to date with the trials that left that set since the last call.
   std::vector<Suggestion> pending();
+  void sync_observations();
+  void observe(const store::TrialRecord& r);
 
   store::Store& store_;
   queue::TrialQueue& queue_;
@@ -79,6 +84,11 @@ class Coordinator {
   CoordinatorOptions options_;
   bool republished_ = false;
   bool stopped_ = false;
+  // Adaptive samplers only. finished_: the finished trials (cancelled ones aside) by
+  // number; unfinished_: the ids of the trials queued or running at the last look.
+  bool synced_ = false;
+  std::vector<Observation> finished_;
+  std::unordered_set<int64_t> unfinished_;
 };
 
 }  // namespace layerlab::study

@@ -4,6 +4,7 @@
 // simply stops being fed (no exception escapes, `serve` stays up).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <new>
 
@@ -121,6 +122,72 @@ TEST(Coordinator, BatchesPerCallBoundsOneCallAndTheNumbersMatchAnUnpacedRun) {
     EXPECT_EQ(a[i].number, b[i].number);
     EXPECT_EQ(a[i].params, b[i].params) << "trial " << a[i].number;
   }
+}
+
+// A tpe study fed over many rounds while trials finish, fail and stay running: every trial
+// the coordinator stores is the one its sampler suggests from the store as it stood (the
+// finished trials by number, the queued and running ones pending), though the coordinator
+// reads the finished trials only once and then follows them.
+TEST(Coordinator, AnAdaptiveStudyIsFedFromEveryFinishedTrial) {
+  Fixture f;
+  const StudySpec spec = StudySpec::from_json(
+      {{"name", "adaptive"},
+       {"datasets", {"iris"}},
+       {"method", "tpe"},
+       {"budget", {{"trials", 60}}},
+       {"parameters",
+        {{"learning_rate", {{"distribution", "log_uniform"}, {"min", 1e-4}, {"max", 1e-1}}},
+         {"weight_decay", {{"distribution", "uniform"}, {"min", 0}, {"max", 1}}}}}});
+  const int64_t id = f.create(spec);
+  auto queue = queue::make_store_queue(*f.store, "coordinator");
+  Coordinator c(*f.store, *queue, spec, id);
+  const std::unique_ptr<Sampler> reference = make_sampler(spec);
+  std::optional<store::Claim> held;  // a trial that stays running over several rounds
+  for (int round = 1; f.stored(id) < 60; ++round) {
+    std::vector<Observation> finished;
+    std::vector<Suggestion> pending;
+    for (const store::TrialRecord& t : f.store->list_trials(id, {})) {
+      const TrialSpec trial = TrialSpec::from_stored(t.params, t.dataset);
+      if (t.status == TrialStatus::kQueued || t.status == TrialStatus::kRunning)
+        pending.push_back({t.number, trial});
+      else
+        finished.push_back({t.number, trial, t.value.value_or(std::nan("")), t.value.has_value()});
+    }
+    const int64_t first = f.stored(id);
+    const int64_t added = c.top_up(3);
+    ASSERT_GT(added, 0) << "round " << round;
+    const auto stored = f.store->list_trials(id, {.after_number = first - 1});
+    ASSERT_EQ(static_cast<int64_t>(stored.size()), added);
+    for (const store::TrialRecord& t : stored) {
+      std::optional<Suggestion> s = reference->suggest(t.number, finished, pending);
+      ASSERT_TRUE(s);
+      nlohmann::json expected = s->trial.to_json();
+      expected.erase("dataset");
+      EXPECT_EQ(t.params, expected) << "trial " << t.number << ", round " << round;
+      pending.push_back(std::move(*s));
+    }
+    // Workers: every queued trial is claimed; one is held over, a quarter fail.
+    for (const store::Claim& claim : f.store->claim_batch("w", {.study_id = id}, 100)) {
+      if (!held) {
+        held = claim;
+        continue;
+      }
+      const store::TrialRecord t = f.store->get_trial(claim.trial_id);
+      const nn::Params p = TrialSpec::from_stored(t.params, t.dataset).params;
+      const double v = std::pow(std::log10(p.learning_rate) + 2.5, 2) + p.weight_decay;
+      ASSERT_TRUE(t.number % 4 == 3
+                      ? f.store->finish_trial(claim.trial_id, claim.attempt, TrialStatus::kFailed,
+                                              nullptr, std::nullopt, "threw")
+                      : f.store->finish_trial(claim.trial_id, claim.attempt,
+                                              TrialStatus::kCompleted, nullptr, v, ""));
+    }
+    if (round % 5 == 0 && held) {
+      ASSERT_TRUE(f.store->finish_trial(held->trial_id, held->attempt, TrialStatus::kCompleted,
+                                        nullptr, 0.25, ""));
+      held.reset();
+    }
+  }
+  EXPECT_EQ(f.stored(id), 60);
 }
 
 TEST(Coordinator, RefusesAnEmptyWindow) {
