@@ -38,6 +38,8 @@ struct Params {
   uint64_t seed = 0;
   std::string precision = "fp32";  // fp32 | tf32 | bf16: the matrix products (backend/ops.h)
 
+  bool operator==(const Params&) const = default;
+
   // Hidden widths after resolving `layers` or `hidden_layers` x `units`.
   std::vector<int> hidden_widths() const;
 

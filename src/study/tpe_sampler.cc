@@ -28,6 +28,7 @@
 #include <limits>
 #include <numbers>
 #include <tuple>
+#include <unordered_map>
 
 #include "study/sampler.h"
 
@@ -153,11 +154,16 @@ auto best_of(const Parzen& l, const Parzen& g, Draws& draws) {
   return best;
 }
 
+// A trial's value of each varying parameter as the estimators take it: the unit-cube
+// coordinate of a numeric one, the index of a categorical one's choice; NaN where the trial
+// has none.
+using Coords = std::vector<double>;
+
 struct Point {
   double loss;
   bool pending;
   int64_t number;
-  json params;  // nn::Params as JSON
+  const Coords* coords;
 };
 
 class TpeSampler : public Sampler {
@@ -179,7 +185,8 @@ class TpeSampler : public Sampler {
         return Suggestion{number, make_trial(spec_, slot.dataset, slot.seed, *first)};
     const int64_t key = number - static_cast<int64_t>(slot.seed);
     const std::string& dataset = spec_.datasets[slot.dataset];
-    std::vector<Point> points = history(dataset, finished, pending);
+    std::vector<Coords> pending_coords;
+    std::vector<Point> points = history(dataset, finished, pending, pending_coords);
     size_t finished_here = 0;
     for (const Point& p : points) finished_here += !p.pending;
     if (finished_here < kStartupTrials) {
@@ -195,16 +202,18 @@ class TpeSampler : public Sampler {
       if (domain.fixed()) config[name] = domain.values[0];
     for (size_t k = 0; k < space_.dimensions(); ++k) {
       Draws draws(seed_, static_cast<uint64_t>(key), k);
-      config[space_.dimension_name(k)] =
-          choose(space_.dimension(k), space_.dimension_name(k), points, n_below, draws);
+      config[space_.dimension_name(k)] = choose(space_.dimension(k), k, points, n_below, draws);
     }
     return Suggestion{number, make_trial(spec_, slot.dataset, slot.seed, config)};
   }
 
  private:
-  // The finished and pending trials of `dataset`, with losses (lower is better).
+  // The finished and pending trials of `dataset`, with losses (lower is better). A finished
+  // trial's coordinates are worked out once (a study asks for thousands of suggestions, each
+  // over every finished trial); the pending ones' go to pending_coords.
   std::vector<Point> history(const std::string& dataset, std::span<const Observation> finished,
-                             std::span<const Suggestion> pending) const {
+                             std::span<const Suggestion> pending,
+                             std::vector<Coords>& pending_coords) {
     std::vector<Point> points;
     double worst = -std::numeric_limits<double>::infinity();
     for (const Observation& o : finished) {
@@ -214,13 +223,41 @@ class TpeSampler : public Sampler {
         loss = std::numeric_limits<double>::infinity();
       else
         worst = std::max(worst, loss);
-      points.push_back({loss, false, o.number, o.trial.params.to_json()});
+      points.push_back({loss, false, o.number, &finished_coords(o)});
     }
     if (!std::isfinite(worst)) worst = std::numeric_limits<double>::infinity();
-    for (const Suggestion& s : pending)
-      if (s.trial.dataset == dataset)
-        points.push_back({worst, true, s.number, s.trial.params.to_json()});
+    pending_coords.reserve(pending.size());  // the points keep pointers into it
+    for (const Suggestion& s : pending) {
+      if (s.trial.dataset != dataset) continue;
+      pending_coords.push_back(coords_of(s.trial.params));
+      points.push_back({worst, true, s.number, &pending_coords.back()});
+    }
     return points;
+  }
+
+  // Finished trials keep their parameters: cached by number, checked against the trial's
+  // parameters (a caller may reuse a number for another trial).
+  const Coords& finished_coords(const Observation& o) {
+    auto [it, added] = finished_coords_.try_emplace(o.number);
+    if (added || !(it->second.first == o.trial.params))
+      it->second = {o.trial.params, coords_of(o.trial.params)};
+    return it->second.second;
+  }
+
+  Coords coords_of(const nn::Params& params) const {
+    const json all = params.to_json();
+    Coords out(space_.dimensions(), std::nan(""));
+    for (size_t k = 0; k < space_.dimensions(); ++k) {
+      const Domain& d = space_.dimension(k);
+      const json& v = all.at(space_.dimension_name(k));
+      if (d.distribution == Distribution::kValues) {
+        auto it = std::find(d.values.begin(), d.values.end(), v);
+        if (it != d.values.end()) out[k] = static_cast<double>(it - d.values.begin());
+      } else if (auto u = d.to_unit(v)) {
+        out[k] = *u;
+      }
+    }
+    return out;
   }
 
   std::optional<json> find_config(int64_t number, std::span<const Observation> finished,
@@ -237,22 +274,22 @@ class TpeSampler : public Sampler {
     return config;
   }
 
-  static json choose(const Domain& d, const std::string& name, const std::vector<Point>& points,
-                     size_t n_below, Draws& draws) {
+  static json choose(const Domain& d, size_t k, const std::vector<Point>& points, size_t n_below,
+                     Draws& draws) {
     if (d.distribution == Distribution::kValues) {
       std::vector<size_t> below, above;
       for (size_t i = 0; i < points.size(); ++i) {
-        auto it = std::find(d.values.begin(), d.values.end(), points[i].params.at(name));
-        if (it != d.values.end())
-          (i < n_below ? below : above).push_back(static_cast<size_t>(it - d.values.begin()));
+        const double c = (*points[i].coords)[k];
+        if (!std::isnan(c)) (i < n_below ? below : above).push_back(static_cast<size_t>(c));
       }
       const CategoricalParzen l(below, d.values.size()), g(above, d.values.size());
       return d.values[best_of(l, g, draws)];
     }
     std::vector<double> below, above;
-    for (size_t i = 0; i < points.size(); ++i)
-      if (auto u = d.to_unit(points[i].params.at(name)))
-        (i < n_below ? below : above).push_back(*u);
+    for (size_t i = 0; i < points.size(); ++i) {
+      const double u = (*points[i].coords)[k];
+      if (!std::isnan(u)) (i < n_below ? below : above).push_back(u);
+    }
     return d.from_unit(
         best_of(NumericParzen(std::move(below)), NumericParzen(std::move(above)), draws));
   }
@@ -261,6 +298,7 @@ class TpeSampler : public Sampler {
   SearchSpace space_;
   uint64_t seed_;
   int64_t total_;
+  std::unordered_map<int64_t, std::pair<nn::Params, Coords>> finished_coords_;
 };
 
 }  // namespace
