@@ -11,6 +11,18 @@ namespace {
 using testing::PostgresService;
 using testing::StoreTest;
 
+// Claims and completes every queued trial of the study, 500 at a time.
+void complete_every_trial(Store& store, int64_t study) {
+  for (;;) {
+    const std::vector<Claim> claims = store.claim_batch("w", {.study_id = study}, 500);
+    if (claims.empty()) return;
+    std::vector<TrialFinish> done;
+    for (const Claim& c : claims)
+      done.push_back({c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}});
+    store.finish_trials(done);
+  }
+}
+
 std::vector<int64_t> ids_of(const std::vector<TrialRecord>& trials) {
   std::vector<int64_t> out;
   for (const TrialRecord& t : trials) out.push_back(t.id);
@@ -106,14 +118,7 @@ TEST_P(StoreTest, AFinishedStudyKeepsOnlyTheLastChangeOfEachTrial) {
 TEST_F(StoreTest, FinishingAStudyCostsWorkInProportionToItsTrials) {
   const auto compaction_steps = [&](const std::string& name, int trials) {
     const int64_t study = study_with_trials(name, trials);
-    for (;;) {
-      const std::vector<Claim> claims = store_->claim_batch("w", {.study_id = study}, 500);
-      if (claims.empty()) break;
-      std::vector<TrialFinish> done;
-      for (const Claim& c : claims)
-        done.push_back({c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}});
-      store_->finish_trials(done);
-    }
+    complete_every_trial(*store_, study);
     const uint64_t before = store_->stats().vm_steps;
     store_->set_study_status(study, StudyStatus::kFinished);
     return store_->stats().vm_steps - before;
@@ -131,14 +136,7 @@ TEST_F(StoreTest, FinishingAStudyCostsWorkInProportionToItsTrials) {
 TEST_F(StoreTest, ListingTheUnfinishedTrialsCostsTheSameInALargerStudy) {
   const auto listing_steps = [&](const std::string& name, int trials) {
     const int64_t study = study_with_trials(name, trials);
-    for (;;) {
-      const std::vector<Claim> claims = store_->claim_batch("w", {.study_id = study}, 500);
-      if (claims.empty()) break;
-      std::vector<TrialFinish> done;
-      for (const Claim& c : claims)
-        done.push_back({c.trial_id, c.attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}});
-      store_->finish_trials(done);
-    }
+    complete_every_trial(*store_, study);
     store_->add_trials(study, {{trials, "iris", {}}, {trials + 1, "iris", {}}});
     EXPECT_TRUE(store_->claim_next("w", {.study_id = study}));
     const uint64_t before = store_->stats().vm_steps;
