@@ -57,6 +57,20 @@ def main():
                 s["wall_seconds"], s["trials_per_second"], s["epoch_rows"],
                 s["store_bytes"] / 1e6))
 
+    tpe = [(name, [r["wall_seconds"] for r in load(os.path.join(out, pattern))])
+           for name, pattern in (("layerlab run --workers 2 (SQLite)", "tpe_layerlab_*.json"),
+                                 ("Optuna TPESampler + PyTorch, 2 processes",
+                                  "tpe_optuna_*.json"))]
+    if all(walls for _, walls in tpe):
+        print("\n### An adaptive study: tpe, 1,000 tiny trials (iris), 2 workers\n")
+        print("| system | runs | wall s median (min-max) | layerlab speed-up |")
+        print("|---|---|---|---|")
+        ours = statistics.median(tpe[0][1])
+        for name, walls in tpe:
+            med = statistics.median(walls)
+            print("| %s | %d | %.2f (%.2f-%.2f) | %.1fx |" % (
+                name, len(walls), med, min(walls), max(walls), med / ours))
+
 
 if __name__ == "__main__":
     main()

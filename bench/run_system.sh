@@ -3,7 +3,9 @@
 #  (a) sweep A (24 configurations on digits) end to end with `layerlab run --workers 2`,
 #      against Celery + RabbitMQ + PyTorch and Optuna (../shared/peers), 3 runs each;
 #  (b) empty trials per second through the store-backed queue, against Celery's no-op tasks;
-#  (c) 50,000 small trials end to end: time, trials per second, store size.
+#  (c) 50,000 small trials end to end: time, trials per second, store size;
+#  (d) an adaptive study (tpe, 1,000 tiny trials) against Optuna's TPESampler
+#      (bench/optuna_tpe.py, PyTorch training the same networks), 2 runs each.
 # Needs `scripts/install-deps.sh all`. Writes bench/out/system.json and system_table.md.
 #   bash bench/run_system.sh [--skip-50k]
 set -euo pipefail
@@ -30,16 +32,16 @@ trap cleanup EXIT
 
 now() { date +%s.%N; }
 results=()
-layerlab_sweep() {  # run index
+layerlab_study() {  # STUDY_FILE: one `run` on a new store; a JSON line
   local dir; dir=$(mktemp -d)
   local t0; t0=$(now)
-  "$bin" run bench/studies/sweep_a.yaml --workers 2 --store "sqlite:$dir/s.db" --json > "$dir/out.json" 2>/dev/null
+  "$bin" run "$1" --workers 2 --store "sqlite:$dir/s.db" --json > "$dir/out.json" 2>/dev/null
   local t1; t1=$(now)
   $PY - "$dir/out.json" "$t0" "$t1" <<'PYEOF'
 import json, sys
 out = json.load(open(sys.argv[1]))
 wall = float(sys.argv[3]) - float(sys.argv[2])
-print(json.dumps({"peer": "layerlab", "wall_seconds": wall, "configs_per_hour": 24 / wall * 3600,
+print(json.dumps({"peer": "layerlab", "wall_seconds": wall,
                   "best": out["leaderboard"][0]["value"], "complete": out["complete"]}))
 PYEOF
   rm -rf "$dir"
@@ -50,7 +52,7 @@ export PEERS_REJECT_ON_WORKER_LOST=1
 "$peers/celery_sweep/rabbitmq.sh" start >&2
 "$peers/celery_sweep/worker.sh" start 1 >&2
 for i in 1 2 3; do
-  layerlab_sweep > "$out/sweep_layerlab_$i.json"
+  layerlab_study bench/studies/sweep_a.yaml > "$out/sweep_layerlab_$i.json"
   timeout 600 $PY "$peers/celery_sweep/driver.py" sweep --sweep-id "A-bench-$i" --timeout 540 \
     --out "$out/sweep_celery_$i.json" > /dev/null
   rm -f "$out/optuna_$i.sqlite"
@@ -87,4 +89,10 @@ PYEOF
     rm -rf "$dir"
   done
 fi
+echo "== (d) an adaptive study against Optuna's TPESampler" >&2
+for i in 1 2; do
+  layerlab_study bench/studies/tpe_1000.yaml > "$out/tpe_layerlab_$i.json"
+  timeout 900 $PY bench/optuna_tpe.py --peers "$peers" --trials 1000 \
+    --db "$peers/run/optuna_tpe.sqlite" > "$out/tpe_optuna_$i.json"
+done
 $PY bench/report_system.py "$out" | tee "$out/system_table.md"
