@@ -63,6 +63,8 @@ class Coordinator {
   // The study was found cancelled when trials were added: no more are.
   bool stopped() const { return stopped_; }
 
+  // Whether the sampler learns from finished trials (tpe): then few trials are in flight.
+  bool adaptive() const { return sampler_->adaptive(); }
   int64_t total_trials() const { return total_; }
   const StudySpec& spec() const { return spec_; }
   int64_t study_id() const { return study_id_; }
