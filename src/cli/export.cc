@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <set>
+#include <span>
 #include <string_view>
 
 #include "cli/commands.h"
@@ -67,20 +68,32 @@ void write_csv(std::ostream& os, store::Store& store, int64_t study_id) {
   });
 }
 
-nlohmann::json trial_export(store::Store& store, const store::TrialRecord& t) {
+// A trial with its attempts and its latest attempt's curve, as read for its page.
+nlohmann::json trial_export(const store::TrialRecord& t,
+                            std::span<const store::AttemptRecord> attempts,
+                            std::span<const store::EpochRecord> epochs) {
   nlohmann::json j = trial_json(t);
   j["attempt_log"] = nlohmann::json::array();
-  for (const auto& a : store.list_attempts(t.id))
+  for (const auto& a : attempts)
     j["attempt_log"].push_back(
         {{"attempt", a.attempt}, {"worker", a.worker_id}, {"outcome", a.outcome}});
   j["curve"] = nlohmann::json::array();
-  for (const auto& e : store.list_epochs(t.id, t.attempts))
+  for (const auto& e : epochs)
     j["curve"].push_back({{"epoch", e.row.epoch},
                           {"train_loss", e.row.train_loss},
                           {"val_loss", e.row.val_loss},
                           {"val_metric", e.row.val_metric},
                           {"seconds", e.row.seconds}});
   return j;
+}
+
+// The records of `all` (ordered like the page's trials) that belong to trial `id`, from `at`
+// on; advances `at` past them.
+template <typename Record>
+std::span<const Record> records_of(const std::vector<Record>& all, size_t& at, int64_t id) {
+  const size_t begin = at;
+  while (at < all.size() && all[at].trial_id == id) ++at;
+  return {all.data() + begin, at - begin};
 }
 
 // The document nlohmann::json would print with an indent of 2, {"id", "spec", "study",
@@ -92,14 +105,22 @@ void write_json(std::ostream& os, store::Store& store, const store::StudyRecord&
   const std::string tail = "null\n}";  // "trials" comes last
   os << std::string_view(head).substr(0, head.size() - tail.size()) << "[";
   bool first = true;
-  for_each_trial(store, s.id, std::numeric_limits<int64_t>::max(),
-                 [&](const store::TrialRecord& t) {
-                   std::string text = trial_export(store, t).dump(2);
-                   for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 5)
-                     text.replace(at, 1, "\n    ");  // nested two levels deep
-                   os << (first ? "\n    " : ",\n    ") << text;
-                   first = false;
-                 });
+  store::for_each_trial_page(store, s.id, {}, [&](const std::vector<store::TrialRecord>& page) {
+    const int64_t from = page.front().number, to = page.back().number;
+    const auto attempts = store.list_attempts_of(s.id, from, to);
+    const auto epochs = store.list_latest_epochs_of(s.id, from, to);
+    size_t next_attempt = 0, next_epoch = 0;
+    for (const store::TrialRecord& t : page) {
+      std::string text = trial_export(t, records_of(attempts, next_attempt, t.id),
+                                      records_of(epochs, next_epoch, t.id))
+                             .dump(2);
+      for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 5)
+        text.replace(at, 1, "\n    ");  // nested two levels deep
+      os << (first ? "\n    " : ",\n    ") << text;
+      first = false;
+    }
+    return true;
+  });
   os << (first ? "]" : "\n  ]") << "\n}\n";
 }
 

@@ -335,6 +335,42 @@ std::vector<AttemptRecord> SqlStore<Db>::list_attempts(int64_t trial_id) {
 }
 
 template <typename Db>
+std::vector<AttemptRecord> SqlStore<Db>::list_attempts_of(int64_t study_id, int64_t first,
+                                                          int64_t last) {
+  MutexLock lock(mu_);
+  return read("list_attempts_of", [&]() REQUIRES(mu_) {
+    require_study("list_attempts_of", study_id);
+    std::vector<AttemptRecord> out;
+    auto q = db_.query(
+        "SELECT a.trial_id, a.attempt, a.worker_id, a.started_at, a.finished_at, a.outcome "
+        "FROM trials t JOIN attempts a ON a.trial_id = t.id "
+        "WHERE t.study_id = ?1 AND t.number >= ?2 AND t.number <= ?3 ORDER BY t.number, a.attempt",
+        study_id, first, last);
+    while (q.next())
+      out.push_back({q.i64(0), q.i32(1), q.text(2), at(q.i64(3)), opt_at(q.opt_i64(4)), q.text(5)});
+    return out;
+  });
+}
+
+template <typename Db>
+std::vector<EpochRecord> SqlStore<Db>::list_latest_epochs_of(int64_t study_id, int64_t first,
+                                                             int64_t last) {
+  MutexLock lock(mu_);
+  return read("list_latest_epochs_of", [&]() REQUIRES(mu_) {
+    require_study("list_latest_epochs_of", study_id);
+    std::vector<EpochRecord> out;
+    // No column of epochs is also one of trials: kEpochColumns need no qualifier.
+    auto q = db_.query(sql("SELECT ", kEpochColumns,
+                           " FROM trials t JOIN epochs e ON e.trial_id = t.id AND e.attempt = "
+                           "t.attempts WHERE t.study_id = ?1 AND t.number >= ?2 AND t.number <= "
+                           "?3 ORDER BY t.number, e.epoch"),
+                       study_id, first, last);
+    while (q.next()) out.push_back(read_epoch(q));
+    return out;
+  });
+}
+
+template <typename Db>
 std::vector<EpochRecord> SqlStore<Db>::list_epochs(int64_t trial_id, int attempt, int after_epoch) {
   MutexLock lock(mu_);
   return read("list_epochs", [&]() REQUIRES(mu_) {

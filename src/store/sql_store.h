@@ -60,6 +60,10 @@ class SqlStore : public Store {
   int64_t count_trials(int64_t study_id, const TrialFilter& filter) override;
   std::vector<AttemptRecord> list_attempts(int64_t trial_id) override;
   std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt, int after_epoch) override;
+  std::vector<AttemptRecord> list_attempts_of(int64_t study_id, int64_t first,
+                                              int64_t last) override;
+  std::vector<EpochRecord> list_latest_epochs_of(int64_t study_id, int64_t first,
+                                                 int64_t last) override;
   std::vector<TrialValue> epoch_values(int64_t study_id, int epoch, EpochField field) override;
 
   // ---- claiming and reporting

@@ -108,6 +108,14 @@ class Store {
   // epochs numbered above `after_epoch` (a follower of a running trial asks for the new ones).
   virtual std::vector<EpochRecord> list_epochs(int64_t trial_id, int attempt = 0,
                                                int after_epoch = -1) = 0;
+  // A page of trials' attempts and curves in one query each instead of two per trial
+  // (export): the attempts of the study's trials numbered from `first` to `last`, by
+  // (number, attempt), and the epochs of each one's latest attempt (TrialRecord::attempts),
+  // by (number, epoch). kNotFound for an unknown study.
+  virtual std::vector<AttemptRecord> list_attempts_of(int64_t study_id, int64_t first,
+                                                      int64_t last) = 0;
+  virtual std::vector<EpochRecord> list_latest_epochs_of(int64_t study_id, int64_t first,
+                                                         int64_t last) = 0;
 
   // `field` after `epoch` epochs for every trial of the study, from each trial's latest
   // attempt (what a pruner compares a trial against), in no particular order. NaN for a

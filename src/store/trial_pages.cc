@@ -4,8 +4,9 @@
 
 namespace layerlab::store {
 
-void for_each_trial(Store& store, int64_t study_id, TrialFilter filter,
-                    const std::function<bool(const TrialRecord&)>& each, int64_t page) {
+void for_each_trial_page(Store& store, int64_t study_id, TrialFilter filter,
+                         const std::function<bool(const std::vector<TrialRecord>&)>& each,
+                         int64_t page) {
   if (filter.sort != TrialSort::kNumber || filter.descending || filter.limit != 0 ||
       filter.offset != 0 || filter.after_number || page < 1)
     throw invalid_argument(
@@ -14,11 +15,22 @@ void for_each_trial(Store& store, int64_t study_id, TrialFilter filter,
   filter.limit = page;
   while (true) {
     const std::vector<TrialRecord> trials = store.list_trials(study_id, filter);
-    for (const TrialRecord& t : trials)
-      if (!each(t)) return;
+    if (trials.empty() || !each(trials)) return;
     if (static_cast<int64_t>(trials.size()) < page) return;
     filter.after_number = trials.back().number;
   }
+}
+
+void for_each_trial(Store& store, int64_t study_id, TrialFilter filter,
+                    const std::function<bool(const TrialRecord&)>& each, int64_t page) {
+  for_each_trial_page(
+      store, study_id, std::move(filter),
+      [&](const std::vector<TrialRecord>& trials) {
+        for (const TrialRecord& t : trials)
+          if (!each(t)) return false;
+        return true;
+      },
+      page);
 }
 
 }  // namespace layerlab::store

@@ -18,4 +18,10 @@ inline constexpr int64_t kTrialPage = 1000;
 void for_each_trial(Store& store, int64_t study_id, TrialFilter filter,
                     const std::function<bool(const TrialRecord&)>& each, int64_t page = kTrialPage);
 
+// The same a page at a time (never an empty one): for readers that fetch what goes with a
+// page's trials in one query (Store::list_attempts_of).
+void for_each_trial_page(Store& store, int64_t study_id, TrialFilter filter,
+                         const std::function<bool(const std::vector<TrialRecord>&)>& each,
+                         int64_t page = kTrialPage);
+
 }  // namespace layerlab::store

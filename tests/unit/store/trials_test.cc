@@ -1,6 +1,7 @@
 // Trials: adding (idempotent), reading, listing, epoch records.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "store_test_util.h"
 
@@ -201,6 +202,56 @@ TEST_P(StoreTest, EpochValuesComparesTrialsAtOneEpochFromTheirLatestAttempt) {
   EXPECT_EQ(by_trial(store_->epoch_values(study, 1, EpochField::kValLoss)),
             by_trial({{t0, 2.0}, {t1, 3.0}, {t2, 9.0}}));
   EXPECT_TRUE(store_->epoch_values(study, 7, EpochField::kValLoss).empty());
+}
+
+// A page of trials' attempts and curves, each in one query: the same records as asking
+// trial by trial (every attempt; the latest attempt's epochs), in number order, only the
+// study's trials numbered within the bounds.
+TEST_P(StoreTest, APageOfTrialsAttemptsAndCurvesAreReadTogether) {
+  const int64_t study = study_with_trials("s", 5);
+  const int64_t other = study_with_trials("other", 2);
+  std::vector<Claim> claims;
+  for (int i = 0; i < 4; ++i) claims.push_back(*store_->claim_next("w", {study}));
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(store_->append_epochs(
+        claims[i].trial_id, claims[i].attempt,
+        {{1, 1.0 + i, 2.0 + i, 0.5, 0.1, nullptr}, {2, 0.5 + i, 1.5 + i, 0.6, 0.1, nullptr}}));
+  ASSERT_TRUE(store_->release_trial(claims[1].trial_id, claims[1].attempt));
+  const Claim retry = *store_->claim_next("w", {study});
+  ASSERT_EQ(retry.trial_id, claims[1].trial_id);
+  ASSERT_TRUE(
+      store_->append_epochs(retry.trial_id, retry.attempt, {{1, 9.0, 9.0, 0.9, 0.1, nullptr}}));
+  const Claim elsewhere = *store_->claim_next("w", {other});
+  ASSERT_TRUE(store_->append_epochs(elsewhere.trial_id, elsewhere.attempt,
+                                    {{1, 7.0, 7.0, 0.7, 0.1, nullptr}}));
+
+  auto key = [](const auto& r) { return std::make_tuple(r.trial_id, r.attempt); };
+  for (const auto& [first, last] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 2}}) {
+    std::vector<std::tuple<int64_t, int>> attempts, expected_attempts;
+    std::vector<std::tuple<int64_t, int, int, double>> epochs, expected_epochs;
+    for (const TrialRecord& t : store_->list_trials(study, {})) {
+      if (t.number < first || t.number > last) continue;
+      for (const AttemptRecord& a : store_->list_attempts(t.id))
+        expected_attempts.push_back(key(a));
+      if (t.attempts > 0)
+        for (const EpochRecord& e : store_->list_epochs(t.id, t.attempts))
+          expected_epochs.push_back(
+              std::tuple_cat(key(e), std::make_tuple(e.row.epoch, e.row.train_loss)));
+    }
+    for (const AttemptRecord& a : store_->list_attempts_of(study, first, last))
+      attempts.push_back(key(a));
+    for (const EpochRecord& e : store_->list_latest_epochs_of(study, first, last))
+      epochs.push_back(std::tuple_cat(key(e), std::make_tuple(e.row.epoch, e.row.train_loss)));
+    EXPECT_EQ(attempts, expected_attempts) << first << ".." << last;
+    EXPECT_EQ(epochs, expected_epochs) << first << ".." << last;
+    EXPECT_FALSE(expected_epochs.empty());
+  }
+  EXPECT_EQ(store_->list_attempts_of(study, 1, 1).size(), 2u) << "the lost attempt and the retry";
+  EXPECT_EQ(store_->list_latest_epochs_of(study, 1, 1).size(), 1u) << "the retry's epoch only";
+  EXPECT_TRUE(store_->list_attempts_of(study, 5, 9).empty());
+  EXPECT_STORE_ERROR(store_->list_attempts_of(999, 0, 9), ErrorCode::kNotFound, "list_attempts_of");
+  EXPECT_STORE_ERROR(store_->list_latest_epochs_of(999, 0, 9), ErrorCode::kNotFound,
+                     "list_latest_epochs_of");
 }
 
 TEST_P(StoreTest, AddsThousandsOfTrialsInOneCall) {
