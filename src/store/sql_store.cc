@@ -29,6 +29,8 @@ constexpr const char* kStudyColumns = "id, name, spec, status, created_at";
 constexpr const char* kTrialColumns =
     "id, study_id, number, dataset, params, status, attempts, lost, result, value, error, "
     "worker_id, created_at, started_at, finished_at, lease_expires";
+constexpr const char* kAttemptColumns =
+    "a.trial_id, a.attempt, a.worker_id, a.started_at, a.finished_at, a.outcome";
 constexpr const char* kEpochColumns =
     "trial_id, attempt, epoch, train_loss, val_loss, val_metric, seconds, extra";
 constexpr const char* kWorkerColumns =
@@ -324,12 +326,27 @@ std::vector<AttemptRecord> SqlStore<Db>::list_attempts(int64_t trial_id) {
   MutexLock lock(mu_);
   return read("list_attempts", [&]() REQUIRES(mu_) {
     std::vector<AttemptRecord> out;
-    auto q = db_.query(
-        "SELECT trial_id, attempt, worker_id, started_at, finished_at, outcome FROM attempts "
-        "WHERE trial_id = ?1 ORDER BY attempt",
-        trial_id);
-    while (q.next())
-      out.push_back({q.i64(0), q.i32(1), q.text(2), at(q.i64(3)), opt_at(q.opt_i64(4)), q.text(5)});
+    auto q = db_.query(sql("SELECT ", kAttemptColumns,
+                           " FROM attempts a WHERE a.trial_id = ?1 ORDER BY a.attempt"),
+                       trial_id);
+    while (q.next()) out.push_back(read_attempt(q));
+    return out;
+  });
+}
+
+// Records joined to the study's trials numbered first..last: `text`'s parameters are the
+// study ?1 and the bounds ?2, ?3; each row is read by read_row.
+template <typename Db>
+template <typename Record, typename ReadRow>
+std::vector<Record> SqlStore<Db>::read_number_range(const char* call, const std::string& text,
+                                                    int64_t study_id, int64_t first, int64_t last,
+                                                    ReadRow read_row) {
+  MutexLock lock(mu_);
+  return read(call, [&]() REQUIRES(mu_) {
+    require_study(call, study_id);
+    std::vector<Record> out;
+    auto q = db_.query(text, study_id, first, last);
+    while (q.next()) out.push_back(read_row(q));
     return out;
   });
 }
@@ -337,37 +354,24 @@ std::vector<AttemptRecord> SqlStore<Db>::list_attempts(int64_t trial_id) {
 template <typename Db>
 std::vector<AttemptRecord> SqlStore<Db>::list_attempts_of(int64_t study_id, int64_t first,
                                                           int64_t last) {
-  MutexLock lock(mu_);
-  return read("list_attempts_of", [&]() REQUIRES(mu_) {
-    require_study("list_attempts_of", study_id);
-    std::vector<AttemptRecord> out;
-    auto q = db_.query(
-        "SELECT a.trial_id, a.attempt, a.worker_id, a.started_at, a.finished_at, a.outcome "
-        "FROM trials t JOIN attempts a ON a.trial_id = t.id "
-        "WHERE t.study_id = ?1 AND t.number >= ?2 AND t.number <= ?3 ORDER BY t.number, a.attempt",
-        study_id, first, last);
-    while (q.next())
-      out.push_back({q.i64(0), q.i32(1), q.text(2), at(q.i64(3)), opt_at(q.opt_i64(4)), q.text(5)});
-    return out;
-  });
+  return read_number_range<AttemptRecord>(
+      "list_attempts_of",
+      sql("SELECT ", kAttemptColumns,
+          " FROM trials t JOIN attempts a ON a.trial_id = t.id WHERE t.study_id = ?1 AND "
+          "t.number >= ?2 AND t.number <= ?3 ORDER BY t.number, a.attempt"),
+      study_id, first, last, [&](const auto& q) { return read_attempt(q); });
 }
 
 template <typename Db>
 std::vector<EpochRecord> SqlStore<Db>::list_latest_epochs_of(int64_t study_id, int64_t first,
                                                              int64_t last) {
-  MutexLock lock(mu_);
-  return read("list_latest_epochs_of", [&]() REQUIRES(mu_) {
-    require_study("list_latest_epochs_of", study_id);
-    std::vector<EpochRecord> out;
-    // No column of epochs is also one of trials: kEpochColumns need no qualifier.
-    auto q = db_.query(sql("SELECT ", kEpochColumns,
-                           " FROM trials t JOIN epochs e ON e.trial_id = t.id AND e.attempt = "
-                           "t.attempts WHERE t.study_id = ?1 AND t.number >= ?2 AND t.number <= "
-                           "?3 ORDER BY t.number, e.epoch"),
-                       study_id, first, last);
-    while (q.next()) out.push_back(read_epoch(q));
-    return out;
-  });
+  // No column of epochs is also one of trials: kEpochColumns need no qualifier.
+  return read_number_range<EpochRecord>(
+      "list_latest_epochs_of",
+      sql("SELECT ", kEpochColumns,
+          " FROM trials t JOIN epochs e ON e.trial_id = t.id AND e.attempt = t.attempts WHERE "
+          "t.study_id = ?1 AND t.number >= ?2 AND t.number <= ?3 ORDER BY t.number, e.epoch"),
+      study_id, first, last, [&](const auto& q) { return read_epoch(q); });
 }
 
 template <typename Db>
@@ -1122,6 +1126,12 @@ TrialRecord SqlStore<Db>::read_trial(const Cursor& q) const {
   t.finished_at = opt_at(q.opt_i64(14));
   t.lease_expires = opt_at(q.opt_i64(15));
   return t;
+}
+
+template <typename Db>
+template <typename Cursor>
+AttemptRecord SqlStore<Db>::read_attempt(const Cursor& q) const {
+  return {q.i64(0), q.i32(1), q.text(2), at(q.i64(3)), opt_at(q.opt_i64(4)), q.text(5)};
 }
 
 template <typename Db>

@@ -259,6 +259,12 @@ class SqlStore : public Store {
   StudyRecord read_study(const Cursor& q) const;
   template <typename Cursor>
   TrialRecord read_trial(const Cursor& q) const;
+  template <typename Record, typename ReadRow>
+  std::vector<Record> read_number_range(const char* call, const std::string& text, int64_t study_id,
+                                        int64_t first, int64_t last, ReadRow read_row)
+      EXCLUDES(mu_);
+  template <typename Cursor>
+  AttemptRecord read_attempt(const Cursor& q) const;
   template <typename Cursor>
   EpochRecord read_epoch(const Cursor& q) const;
 };
