@@ -130,6 +130,8 @@ bool Coordinator::complete() {
 // the ones stored before it started are read by sync_observations, the ones it adds (or
 // another coordinator added under the same numbers) are returned by add_trials.
 void Coordinator::sync_observations() {
+  finished_.clear();  // a sync that threw part-way starts again from nothing
+  unfinished_.clear();
   store::for_each_trial(store_, study_id_, {}, [&](const store::TrialRecord& r) {
     observe(r);
     return true;
@@ -164,11 +166,13 @@ std::vector<Suggestion> Coordinator::pending() {
     out.push_back({r.number, trial_of(r)});
     still.insert(r.id);
   }
-  std::vector<int64_t> left;  // finished since the last call
+  // The trials finished since the last call, all read before anything changes here: a store
+  // gone away meanwhile throws, and the next call finds the same ones.
+  std::vector<store::TrialRecord> finished;
   for (int64_t id : unfinished_)
-    if (!still.count(id)) left.push_back(id);
+    if (!still.count(id)) finished.push_back(store_.get_trial(id));
   unfinished_ = std::move(still);
-  for (int64_t id : left) observe(store_.get_trial(id));
+  for (const store::TrialRecord& r : finished) observe(r);
   return out;
 }
 
