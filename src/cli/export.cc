@@ -32,8 +32,8 @@ std::string csv_field(const nlohmann::json& v) {
 // The study's trials by number, a page at a time (store/trial_pages.h), so that an export
 // holds one page in memory however large the study. Trials numbered above `last` (added
 // after the export began) are left out.
-void for_each_trial(store::Store& store, int64_t study_id, int64_t last,
-                    const std::function<void(const store::TrialRecord&)>& each) {
+void for_each_trial_up_to(store::Store& store, int64_t study_id, int64_t last,
+                          const std::function<void(const store::TrialRecord&)>& each) {
   store::for_each_trial(store, study_id, {}, [&](const store::TrialRecord& t) {
     if (t.number > last) return false;
     each(t);
@@ -45,18 +45,18 @@ void for_each_trial(store::Store& store, int64_t study_id, int64_t last,
 void write_csv(std::ostream& os, store::Store& store, int64_t study_id) {
   std::set<std::string> params, metrics;
   int64_t last = -1;
-  for_each_trial(store, study_id, std::numeric_limits<int64_t>::max(),
-                 [&](const store::TrialRecord& t) {
-                   for (const auto& [k, v] : t.params.items()) params.insert(k);
-                   if (t.result.is_object() && t.result.contains("metrics"))
-                     for (const auto& [k, v] : t.result["metrics"].items()) metrics.insert(k);
-                   last = t.number;
-                 });
+  for_each_trial_up_to(store, study_id, std::numeric_limits<int64_t>::max(),
+                       [&](const store::TrialRecord& t) {
+                         for (const auto& [k, v] : t.params.items()) params.insert(k);
+                         if (t.result.is_object() && t.result.contains("metrics"))
+                           for (const auto& [k, v] : t.result["metrics"].items()) metrics.insert(k);
+                         last = t.number;
+                       });
   os << "number,dataset,status,value,attempts";
   for (const auto& p : params) os << "," << p;
   for (const auto& m : metrics) os << "," << m;
   os << ",epochs_run,seconds,error\n";
-  for_each_trial(store, study_id, last, [&](const store::TrialRecord& t) {
+  for_each_trial_up_to(store, study_id, last, [&](const store::TrialRecord& t) {
     os << t.number << "," << csv_field(t.dataset) << "," << store::to_string(t.status) << ","
        << (t.value ? fmt::format("{}", *t.value) : "") << "," << t.attempts;
     for (const auto& p : params) os << "," << csv_field(t.params.value(p, nlohmann::json()));
