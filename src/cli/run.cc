@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/coordination.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
 #include "cli/store_flag.h"
@@ -144,16 +145,13 @@ int run(const RunFlags& f) {
   bool complete = false;
   std::chrono::steady_clock::time_point last_retry_note{};
   // The end of the study is seen within a round (a few indexed queries); rounds were 100 ms,
-  // a tenth of a 24-trial sweep's wall time. An adaptive study holds 2 trials per worker in
-  // flight: while rounds keep finding room, trials take less than a round, and workers wait
-  // for the next, so rounds come sooner (halving down to 2 ms) until one adds nothing.
-  constexpr std::chrono::milliseconds kRound{25}, kShortestRound{2};
-  std::chrono::milliseconds round = kRound;
+  // a tenth of a 24-trial sweep's wall time.
+  RoundPace pace(std::chrono::milliseconds(25), std::chrono::milliseconds(2));
   while (!stop) {
     try {
       queue->settle_dead_letters();
       const int64_t added = coordinator.top_up(2 * workers);
-      round = added > 0 && coordinator.adaptive() ? std::max(round / 2, kShortestRound) : kRound;
+      pace.next(coordinator.adaptive() ? added : 0);
       if (coordinator.complete()) {
         complete = true;
         break;
@@ -169,7 +167,7 @@ int run(const RunFlags& f) {
     }
     pool.supervise(workers + 10 * static_cast<int>(coordinator.total_trials()));
     if (pool.alive() == 0) throw no_workers_left(pool);
-    std::this_thread::sleep_for(round);
+    std::this_thread::sleep_for(pace.current());
   }
   if (complete) store->set_study_status(study_id, store::StudyStatus::kFinished);
   pool.stop();

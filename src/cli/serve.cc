@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/coordination.h"
 #include "cli/server_flags.h"
 #include "cli/signals.h"
 #include "cli/store_flag.h"
@@ -69,9 +70,21 @@ void serve(const ServeFlags& f) {
     pool = std::make_unique<WorkerPool>(f.workers, args, f.worker.threads);
   }
   bool told_stopped = false;
+  // Rounds as run's (coordination.h), but 200 ms apart while no adaptive study takes trials:
+  // serve runs for days. The workers are counted once a second, remote ones included.
+  RoundPace pace(std::chrono::milliseconds(200), std::chrono::milliseconds(2));
+  int64_t window = adaptive_window({}, {}, f.workers);
+  std::chrono::steady_clock::time_point workers_counted{};
   while (!stop) {
     try {
-      coordinators.step(2 * std::max(1, f.workers) + 8);
+      if (std::chrono::steady_clock::now() - workers_counted >= std::chrono::seconds(1)) {
+        workers_counted = std::chrono::steady_clock::now();
+        window = adaptive_window(store->list_workers(),
+                                 std::chrono::time_point_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now()),
+                                 f.workers);
+      }
+      pace.next(coordinators.step(window));
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnavailable && e.code() != ErrorCode::kAborted) throw;
       std::cerr << "serve: retrying: " << e.what() << "\n";  // store or broker away: next round
@@ -87,7 +100,7 @@ void serve(const ServeFlags& f) {
                   << std::endl;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(pace.current());
   }
   std::cerr << "serve: stopping\n";
   if (pool) pool->stop();

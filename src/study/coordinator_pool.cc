@@ -42,7 +42,7 @@ bool CoordinatorPool::guarded(const store::StudyRecord& s, F&& fn) {
   return false;
 }
 
-void CoordinatorPool::step(int64_t max_in_flight) {
+int64_t CoordinatorPool::step(int64_t max_in_flight) {
   if (const int64_t dead = queue_.settle_dead_letters())
     report_(std::to_string(dead) + " trials failed: the broker dead-lettered them");
   std::vector<store::StudyRecord> running;
@@ -67,6 +67,7 @@ void CoordinatorPool::step(int64_t max_in_flight) {
                                   [&](const store::StudyRecord& s) { return s.id > last_fed_; });
   std::rotate(running.begin(), first, running.end());
   int budget = options_.batches_per_step;
+  int64_t adaptive_added = 0;
   for (bool fed = true; fed && budget > 0;) {
     fed = false;
     for (const store::StudyRecord& s : running) {
@@ -76,6 +77,7 @@ void CoordinatorPool::step(int64_t max_in_flight) {
       int64_t added = 0;
       if (!guarded(s, [&] { added = it->second->top_up(max_in_flight, 1); })) continue;
       if (added > 0) {
+        if (it->second->adaptive()) adaptive_added += added;
         --budget;
         fed = true;
         last_fed_ = s.id;
@@ -98,6 +100,7 @@ void CoordinatorPool::step(int64_t max_in_flight) {
     report_("study '" + s.name + "' finished: " + std::to_string(c.total_trials()) + " trials");
     coordinators_.erase(it);
   }
+  return adaptive_added;
 }
 
 }  // namespace layerlab::study

@@ -45,7 +45,8 @@ class CoordinatorPool {
   // finishes the complete studies. A study that cannot be coordinated (its stored spec
   // cannot be read, its sampler throws) is reported once and left alone; a study cancelled
   // meanwhile is dropped. Only store and broker errors (kUnavailable, kAborted) propagate.
-  void step(int64_t max_in_flight);
+  // Returns the trials it gave adaptive studies (the caller's next round comes sooner).
+  int64_t step(int64_t max_in_flight);
 
   size_t active() const { return coordinators_.size(); }
 

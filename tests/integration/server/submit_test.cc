@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "server_process.h"
+#include "store/store.h"
 
 namespace layerlab::testing {
 namespace {
@@ -258,6 +259,39 @@ parameters:
   for (const json& t : exported["trials"])
     packed += t["status"] == "completed" && t["result"]["pack_size"] == 4;
   EXPECT_GE(packed, 4) << "no full pack of 4 was trained";
+}
+
+// An adaptive study holds 2 trials for each worker alive in the store, remote ones included,
+// and 8 more: with 6 workers registered by other machines, 20 trials, not the 10 of a
+// server that counted only its own (none here). These workers never claim, so the window
+// stays full.
+TEST(ServerSubmit, AnAdaptiveStudyHoldsTwoTrialsForEachLiveWorker) {
+  const auto dir = fresh_dir("server-window");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  auto store = store::open_store(url);
+  for (int i = 0; i < 6; ++i)
+    store->register_worker({.id = "remote-" + std::to_string(i), .host = "elsewhere", .pid = i});
+  store->register_worker({.id = "gone", .host = "elsewhere", .pid = 99});
+  store->stop_worker("gone");
+  ServerProcess server(url, dir);
+  auto c = server.client();
+  auto created = c->Post("/api/v1/studies", R"(name: adaptive
+datasets: [iris]
+method: tpe
+budget: {trials: 100}
+parameters:
+  learning_rate: {distribution: log_uniform, min: 1.0e-3, max: 1.0e-1}
+)",
+                         "application/yaml");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  const int64_t id = json::parse(created->body)["id"];
+  auto queued = [&] { return store->counts(id)[store::TrialStatus::kQueued]; };
+  for (int i = 0; i < 200 && queued() < 20; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // rounds go on meanwhile
+  EXPECT_EQ(queued(), 20);
+  EXPECT_EQ(store->counts(id).total(), 20);
 }
 
 // `serve --workers 2` whose workers cannot start (a device no machine has): they are not

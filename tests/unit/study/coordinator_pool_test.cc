@@ -41,6 +41,32 @@ TEST(CoordinatorPool, QueuesEveryRunningStudyAndFinishesCompleteOnes) {
   EXPECT_EQ(lines[0], "study 'b' finished: 2 trials");
 }
 
+// serve's next round comes sooner only while adaptive studies take trials: step() tells it
+// how many they took, and nothing for the others.
+TEST(CoordinatorPool, CountsTheTrialsItGaveAdaptiveStudies) {
+  layerlab::testing::TempDir dir;
+  auto store = store::open_store("sqlite:" + dir.path("s.db"));
+  nlohmann::json tpe = spec_json("tpe", 1);
+  tpe["method"] = "tpe";
+  tpe["budget"] = {{"trials", 20}};
+  tpe["parameters"]["learning_rate"] = {
+      {"distribution", "log_uniform"}, {"min", 1e-3}, {"max", 1e-1}};
+  const int64_t grid =
+      store->create_study("grid", StudySpec::from_json(spec_json("grid", 3)).to_json());
+  auto queue = queue::make_store_queue(*store, "coordinator");
+  CoordinatorPool pool(*store, *queue, [](const std::string&) {});
+  EXPECT_EQ(pool.step(4), 0);  // the grid study took its 3 trials
+  EXPECT_EQ(store->counts(grid)[store::TrialStatus::kQueued], 3);
+  const int64_t adaptive = store->create_study("tpe", StudySpec::from_json(tpe).to_json());
+  EXPECT_EQ(pool.step(4), 4);  // its window
+  EXPECT_EQ(pool.step(4), 0);  // full: nothing finished since
+  for (const store::Claim& c : store->claim_batch("w", {.study_id = adaptive}, 3))
+    ASSERT_TRUE(store->finish_trial(c.trial_id, c.attempt, store::TrialStatus::kCompleted,
+                                    nlohmann::json::object(), 0.5, ""));
+  EXPECT_EQ(pool.step(4), 3);
+  EXPECT_EQ(store->counts(adaptive).total(), 7);
+}
+
 TEST(CoordinatorPool, AStudyItCannotReadIsReportedOnceAndLeftAlone) {
   layerlab::testing::TempDir dir;
   auto store = store::open_store("sqlite:" + dir.path("s.db"));
