@@ -40,7 +40,7 @@ store::StudyRecord resolve_study(store::Store& store, const std::string& ref) {
       if (e.code() != ErrorCode::kNotFound) throw;
     }
   }
-  const std::vector<store::StudyRecord> studies = store.list_studies();
+  const std::vector<store::StudyRecord> studies = store.list_studies({.specs = false});
   std::vector<std::string> names;
   for (const auto& s : studies) names.push_back(s.name);
   throw not_found(unknown_study_message(ref, names));

@@ -17,8 +17,8 @@ ChangeFeed::ChangeFeed(std::unique_ptr<store::Store> store, analysis::StudyCache
       interval_(interval),
       cursor_(store_->last_trial_change()) {
   // Trials already running when the server starts: their epochs from now on are streamed.
-  for (const store::StudyRecord& s : store_->list_studies()) {
-    if (s.status != store::StudyStatus::kRunning) continue;
+  for (const store::StudyRecord& s :
+       store_->list_studies({.status = store::StudyStatus::kRunning, .specs = false})) {
     for (const store::TrialRecord& t :
          store_->list_trials(s.id, {.statuses = {store::TrialStatus::kRunning}})) {
       Followed f{t.study_id, t.attempts, -1};
@@ -118,7 +118,7 @@ void ChangeFeed::poll_once() {
     it->second = state;
     events.push_back({"worker", 0, analysis::worker_json(w, now).dump()});
   }
-  for (const store::StudyRecord& s : store_->list_studies()) {
+  for (const store::StudyRecord& s : store_->list_studies({.specs = false})) {
     const int status = static_cast<int>(s.status);
     auto [it, added] = studies_.try_emplace(s.id, status);
     if (!added && it->second == status) continue;

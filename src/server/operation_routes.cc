@@ -24,7 +24,7 @@ struct QueueState {
 // queue's dead letters).
 QueueState queue_state(store::Store& store, bool dead_letters = true) {
   QueueState q;
-  for (const store::StudyRecord& s : store.list_studies()) {
+  for (const store::StudyRecord& s : store.list_studies({.specs = false})) {
     if (s.status == store::StudyStatus::kRunning) {
       const store::StudyCounts c = store.counts(s.id);
       q.depth += c[store::TrialStatus::kQueued];
@@ -147,7 +147,7 @@ void worker_metrics(std::string& out, store::Store& store, store::Time now) {
 // Training time of trials with a result, per study (the kMetricStudies newest studies).
 void duration_metrics(std::string& out, store::Store& store) {
   std::map<int64_t, std::string> names;
-  for (const store::StudyRecord& s : store.list_studies()) names[s.id] = s.name;
+  for (const store::StudyRecord& s : store.list_studies({.specs = false})) names[s.id] = s.name;
   std::vector<store::DurationHistogram> hs = store.duration_histograms(kDurationBounds);
   if (hs.size() > kMetricStudies) hs.erase(hs.begin(), hs.end() - kMetricStudies);
   metric(out, "layerlab_trial_duration_seconds", "histogram",
@@ -175,7 +175,8 @@ void duration_metrics(std::string& out, store::Store& store) {
 // Trials per study and status: the kMetricStudies newest studies, the older ones summed under
 // study="(others)", so the series stay bounded however many studies a store holds.
 void trial_metrics(std::string& out, store::Store& store) {
-  const std::vector<store::StudyRecord> studies = store.list_studies();  // by id: oldest first
+  // By id: oldest first.
+  const std::vector<store::StudyRecord> studies = store.list_studies({.specs = false});
   const size_t first_shown = studies.size() > kMetricStudies ? studies.size() - kMetricStudies : 0;
   metric(out, "layerlab_trials", "gauge", "Trials per study and status.");
   auto series = [&out](const std::string& study, const store::StudyCounts& counts) {
@@ -388,7 +389,8 @@ void add_operation_routes(Router& r, Context& c) {
   });
 
   r.get("/healthz", [&c](const Request&, Response& res) {
-    c.store().list_studies();  // throws kUnavailable (503) when the store cannot be read
+    // Throws kUnavailable (503) when the store cannot be read.
+    c.store().list_studies({.status = store::StudyStatus::kRunning, .specs = false});
     // The store's kind only: /healthz is open to anyone who reaches the server, and a URL
     // carries host names, user names and, for PostgreSQL, perhaps a password.
     const std::string& url = c.options.store_url;

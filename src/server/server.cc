@@ -172,7 +172,7 @@ int Server::start() {
   c.feed->start();
   warm_ = std::thread([&c] {
     try {
-      for (const store::StudyRecord& s : c.store().list_studies()) {
+      for (const store::StudyRecord& s : c.store().list_studies({.specs = false})) {
         c.cache->with_study(s.id, [](analysis::StudyView&) {});
       }
     } catch (const Error& e) {  // requests will load (and report) it themselves

@@ -136,7 +136,7 @@ void add_study_routes(Router& r, Context& c) {
   r.get("/api/v1/studies", [&c](const Request&, Response& res) {
     std::string body = "{\"studies\":[";
     bool first = true;
-    for (const store::StudyRecord& s : c.store().list_studies()) {
+    for (const store::StudyRecord& s : c.store().list_studies({.specs = false})) {
       if (!first) body += ',';
       body += summary_text(c, s.id);
       first = false;

@@ -256,6 +256,14 @@ struct Claim {
 
 enum class TrialSort { kNumber, kValue, kStarted, kFinished, kDuration, kParam };
 
+// Which studies list_studies returns. A listing of every study's spec costs a JSON parse per
+// study: the callers that run often (serve's coordinator and change feed, /healthz, the
+// queue's state) ask for the running ones, or for none of the specs.
+struct StudyListing {
+  std::optional<StudyStatus> status{};  // only studies in this status; none: all
+  bool specs = true;                    // false: StudyRecord::spec is left null
+};
+
 // Selection and order for list_trials. Rows without the sort key (no value yet, not
 // finished...) come last in either direction; ties are broken by number.
 struct TrialFilter {

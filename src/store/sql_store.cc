@@ -106,11 +106,17 @@ StudyRecord SqlStore<Db>::get_study(int64_t id) {
 }
 
 template <typename Db>
-std::vector<StudyRecord> SqlStore<Db>::list_studies() {
+std::vector<StudyRecord> SqlStore<Db>::list_studies(const StudyListing& which) {
   MutexLock lock(mu_);
   return read("list_studies", [&]() REQUIRES(mu_) {
     std::vector<StudyRecord> out;
-    auto q = db_.query(sql("SELECT ", kStudyColumns, " FROM studies ORDER BY id"));
+    // Without specs the column reads as NULL (it never is stored so) and is left unparsed.
+    const std::string select =
+        sql("SELECT ", which.specs ? kStudyColumns : "id, name, NULL, status, created_at",
+            " FROM studies");
+    auto q = which.status
+                 ? db_.query(select + " WHERE status = ?1 ORDER BY id", to_string(*which.status))
+                 : db_.query(select + " ORDER BY id");
     while (q.next()) out.push_back(read_study(q));
     return out;
   });
@@ -1101,8 +1107,8 @@ nlohmann::json SqlStore<Db>::parse(const std::string& text, const char* column) 
 template <typename Db>
 template <typename Cursor>
 StudyRecord SqlStore<Db>::read_study(const Cursor& q) const {
-  return {q.i64(0), q.text(1), parse(q.text(2), "studies.spec"), parse_study_status(q.text(3)),
-          at(q.i64(4))};
+  return {q.i64(0), q.text(1), q.is_null(2) ? nlohmann::json() : parse(q.text(2), "studies.spec"),
+          parse_study_status(q.text(3)), at(q.i64(4))};
 }
 
 template <typename Db>

@@ -48,7 +48,8 @@ class SqlStore : public Store {
   int64_t create_study(const std::string& name, const nlohmann::json& spec) override;
   std::optional<StudyRecord> find_study(const std::string& name) override;
   StudyRecord get_study(int64_t id) override;
-  std::vector<StudyRecord> list_studies() override;
+  using Store::list_studies;
+  std::vector<StudyRecord> list_studies(const StudyListing& which) override;
   void set_study_status(int64_t id, StudyStatus status) override;
   int64_t cancel_study(int64_t id) override;
   StudyCounts counts(int64_t study_id) override;

@@ -80,8 +80,9 @@ class Store {
   // with find_study instead); an empty name is kInvalidArgument.
   virtual int64_t create_study(const std::string& name, const nlohmann::json& spec) = 0;
   virtual std::optional<StudyRecord> find_study(const std::string& name) = 0;
-  virtual StudyRecord get_study(int64_t id) = 0;        // kNotFound
-  virtual std::vector<StudyRecord> list_studies() = 0;  // by id
+  virtual StudyRecord get_study(int64_t id) = 0;                                 // kNotFound
+  virtual std::vector<StudyRecord> list_studies(const StudyListing& which) = 0;  // by id
+  std::vector<StudyRecord> list_studies() { return list_studies(StudyListing{}); }
   // kNotFound for an unknown study. Marking it finished also drops the change log's
   // superseded rows of its trials (see trials_changed_since: nothing a follower sees moves).
   virtual void set_study_status(int64_t id, StudyStatus status) = 0;

@@ -46,8 +46,8 @@ int64_t CoordinatorPool::step(int64_t max_in_flight) {
   if (const int64_t dead = queue_.settle_dead_letters())
     report_(std::to_string(dead) + " trials failed: the broker dead-lettered them");
   std::vector<store::StudyRecord> running;
-  for (store::StudyRecord& s : store_.list_studies()) {
-    if (s.status != store::StudyStatus::kRunning || broken_.count(s.id)) continue;
+  for (store::StudyRecord& s : store_.list_studies({.status = store::StudyStatus::kRunning})) {
+    if (broken_.count(s.id)) continue;
     if (!coordinators_.count(s.id) && !guarded(s, [&] {
           coordinators_.emplace(
               s.id, std::make_unique<Coordinator>(store_, queue_, StudySpec::from_json(s.spec),

@@ -1,9 +1,11 @@
 // Studies: create, find, list, status, cancel, counts; workers.
+#include "raw_sql.h"
 #include "store_test_util.h"
 
 namespace layerlab::store {
 namespace {
 
+using testing::PostgresService;
 using testing::StoreTest;
 
 TEST_P(StoreTest, CreateFindGetListStudies) {
@@ -29,6 +31,47 @@ TEST_P(StoreTest, CreateFindGetListStudies) {
   EXPECT_EQ(all[1].name, "width");
   // Visible to another connection on the same file.
   EXPECT_EQ(reopen()->list_studies().size(), 2u);
+}
+
+// serve's coordinator and change feed list the running studies, or all without their specs:
+// what is not asked for is not read (a study whose spec does not parse is still listed).
+TEST_P(StoreTest, ListsTheStudiesOfOneStatusAndWithoutTheirSpecs) {
+  const int64_t a = store_->create_study("a", {{"v", 1}});
+  const int64_t b = store_->create_study("b", {{"v", 2}});
+  const int64_t c = store_->create_study("c", {{"v", 3}});
+  store_->set_study_status(b, StudyStatus::kFinished);
+  const std::vector<StudyRecord> running = store_->list_studies({.status = StudyStatus::kRunning});
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0].id, a);
+  EXPECT_EQ(running[0].spec["v"], 1);
+  EXPECT_EQ(running[1].id, c);
+  EXPECT_EQ(running[1].status, StudyStatus::kRunning);
+  const std::vector<StudyRecord> finished =
+      store_->list_studies({.status = StudyStatus::kFinished});
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_EQ(finished[0].name, "b");
+  EXPECT_TRUE(store_->list_studies({.status = StudyStatus::kCancelled}).empty());
+
+  const std::vector<StudyRecord> all = store_->list_studies();
+  const std::vector<StudyRecord> bare = store_->list_studies({.specs = false});
+  ASSERT_EQ(bare.size(), 3u);
+  for (size_t i = 0; i < bare.size(); ++i) {
+    EXPECT_EQ(bare[i].id, all[i].id);
+    EXPECT_EQ(bare[i].name, all[i].name);
+    EXPECT_EQ(bare[i].status, all[i].status);
+    EXPECT_EQ(bare[i].created_at, all[i].created_at);
+    EXPECT_TRUE(bare[i].spec.is_null()) << bare[i].name;
+  }
+
+  const char* break_b = "UPDATE studies SET spec = '{' WHERE name = 'b'";
+  if (postgres())
+    PostgresService::instance().exec(PostgresService::database_of(url()), break_b);
+  else
+    testing::sqlite_column(url().substr(7), break_b);
+  EXPECT_STORE_ERROR(store_->list_studies(), ErrorCode::kFailedPrecondition,
+                     "studies.spec holds invalid JSON");
+  EXPECT_EQ(store_->list_studies({.specs = false}).size(), 3u);
+  EXPECT_EQ(store_->list_studies({.status = StudyStatus::kRunning}).size(), 2u);
 }
 
 TEST_P(StoreTest, DuplicateStudyNameIsAClearErrorAndChangesNothing) {
