@@ -73,7 +73,7 @@ class StoreQueue final : public TrialQueue {
       const int wanted = batch_ - static_cast<int>(prefetched_.size());
       if (short_trials_ && wanted > 0 && !(stop_ && *stop_)) {
         store::Store::FinishedAndClaimed done =
-            store_.finish_and_claim_trials(finishes, worker_id_, claim_, wanted);
+            store_.finish_and_claim_trials(finishes, worker_id_, next_claim(), wanted);
         take(std::move(done.claims));
         applied = std::move(done.applied);
         claimed = true;
@@ -102,8 +102,17 @@ class StoreQueue final : public TrialQueue {
  private:
   static constexpr std::chrono::milliseconds kShortTrial{20};
 
+  // The claim options, with the study this worker claimed from last: without a study of its
+  // own, its claims take turns among the studies that have queued trials.
+  store::ClaimOptions next_claim() const REQUIRES(mu_) {
+    store::ClaimOptions o = claim_;
+    o.after_study = last_study_;
+    return o;
+  }
+
   // Claimed trials become deliveries in hand, their leases renewed until acked.
   void take(std::vector<store::Claim> claims) REQUIRES(mu_) {
+    if (!claims.empty()) last_study_ = claims.front().study_id;
     for (store::Claim& c : claims) {
       keeper_.add(c.trial_id, c.attempt);
       prefetched_.push_back(
@@ -116,7 +125,7 @@ class StoreQueue final : public TrialQueue {
     auto delay = poll_min_;
     thread_local std::minstd_rand rng{std::random_device{}()};
     for (;;) {
-      take(store_.claim_batch(worker_id_, claim_, batch_));
+      take(store_.claim_batch(worker_id_, next_claim(), batch_));
       if (!prefetched_.empty()) return;
       auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return;
@@ -139,6 +148,7 @@ class StoreQueue final : public TrialQueue {
   Mutex mu_;
   std::deque<Delivery> prefetched_ GUARDED_BY(mu_);
   int batch_ GUARDED_BY(mu_) = 1;
+  int64_t last_study_ GUARDED_BY(mu_) = 0;     // of the last claim's first trial
   bool short_trials_ GUARDED_BY(mu_) = false;  // the last receive() came under kShortTrial
   std::chrono::steady_clock::time_point last_return_ GUARDED_BY(mu_);  // of receive()
   std::atomic<int64_t> finishing_ns_{0};  // spent in finish() since receive() last ran

@@ -203,13 +203,18 @@ class PgStore final : public SqlStore<Db> {
     // VACUUM, several hundred per claim, more with more claimers. The candidates not taken
     // (those behind a retried first; the retried ones behind a fresh first) stay queued,
     // locked until this claim commits.
+    // Without a study, the queue's order starts after options.after_study ($5) and wraps
+    // around: two walks of the index, the second only if the first finds too few (a LIMIT
+    // over UNION ALL stops pulling, and so locking, once it has enough).
     // The COMMIT goes in the statement's round trip (claim_batch).
-    static const std::string kInStudy = "AND study_id = $5 ";
-    auto statement = [](const std::string& where, const std::string& order) {
-      return "WITH cand AS (SELECT trial_id, attempts, study_id, cost, number "
-             "FROM queued_trials WHERE TRUE " +
-             where + "ORDER BY " + order +
-             " LIMIT $4 FOR UPDATE SKIP LOCKED), "
+    auto walk = [](const std::string& turn, const std::string& where) {
+      return "SELECT * FROM (SELECT " + turn +
+             " AS turn, trial_id, attempts, study_id, cost, number FROM queued_trials WHERE " +
+             where + " ORDER BY study_id, cost DESC, number LIMIT $4 FOR UPDATE SKIP LOCKED) w";
+    };
+    auto statement = [](const std::string& candidates, const std::string& order) {
+      return "WITH cand AS (" + candidates +
+             "), "
              "head AS (SELECT trial_id, attempts FROM cand ORDER BY " +
              order +
              " LIMIT 1), "
@@ -231,12 +236,14 @@ class PgStore final : public SqlStore<Db> {
              " = 0) FROM l) FROM c "
              "ORDER BY first DESC, study_id, number";
     };
-    static const std::string kAny = statement("", "study_id, cost DESC, number");
-    static const std::string kStudy = statement(kInStudy, "cost DESC, number");
+    static const std::string kAny = statement(
+        walk("0", "study_id > $5") + " UNION ALL " + walk("1", "study_id <= $5") + " LIMIT $4",
+        "turn, study_id, cost DESC, number");
+    static const std::string kStudy = statement(walk("0", "study_id = $5"), "cost DESC, number");
     const int64_t expires = now + options.lease.count();
     Result q = options.study_id
                    ? db_.query(kStudy, worker_id, expires, now, int64_t{max}, options.study_id)
-                   : db_.query(kAny, worker_id, expires, now, int64_t{max});
+                   : db_.query(kAny, worker_id, expires, now, int64_t{max}, options.after_study);
     std::vector<Claim> claims;
     for (int i = 0; i < q.rows(); ++i)
       claims.push_back(Claim{q.i64(i, 0), q.i32(i, 1), q.i64(i, 2), q.i64(i, 3), q.text(i, 4),

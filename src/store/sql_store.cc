@@ -1078,6 +1078,7 @@ void SqlStore<Db>::check(const char* call, const ClaimOptions& o) const {
   if (o.lease.count() <= 0) throw invalid_argument(where(call) + "lease must be > 0");
   if (o.max_attempts < 1) throw invalid_argument(where(call) + "max_attempts must be >= 1");
   if (o.study_id < 0) throw invalid_argument(where(call) + "negative study id");
+  if (o.after_study < 0) throw invalid_argument(where(call) + "negative after_study");
 }
 
 template <typename Db>

@@ -77,14 +77,22 @@ class SqliteStore final : public SqlStore<Db> {
     // The queued trial first in (study, highest cost, number); then, only if that one is
     // fresh, the fresh ones among the next max - 1 in that order (as PostgreSQL's one walk
     // of its queue takes them). A retried trial comes alone, so a trial that kills its worker
-    // cannot make trials claimed with it lose attempts again and again.
+    // cannot make trials claimed with it lose attempts again and again. Without a study, the
+    // order starts after options.after_study and wraps around: two walks of the index, one
+    // on each side of it, their at most 2 x max rows sorted by turn.
     static const std::string kClaim =
         "UPDATE trials SET status = 'running', attempts = attempts + 1, worker_id = ?1, "
         "lease_expires = ?2, started_at = ?3, finished_at = NULL WHERE id IN ";
     static const std::string kAny =
         kClaim +
-        "(SELECT id FROM (SELECT id, attempts FROM trials WHERE status = 'queued' "
-        "ORDER BY study_id, cost DESC, number LIMIT ?4) WHERE ?5 = 0 OR attempts = 0) "
+        "(SELECT id FROM (SELECT id, attempts FROM ("
+        "SELECT * FROM (SELECT 0 AS turn, id, attempts, study_id, cost, number FROM trials "
+        "WHERE status = 'queued' AND study_id > ?6 ORDER BY study_id, cost DESC, number "
+        "LIMIT ?4) UNION ALL "
+        "SELECT * FROM (SELECT 1, id, attempts, study_id, cost, number FROM trials "
+        "WHERE status = 'queued' AND study_id <= ?6 ORDER BY study_id, cost DESC, number "
+        "LIMIT ?4)) ORDER BY turn, study_id, cost DESC, number LIMIT ?4) "
+        "WHERE ?5 = 0 OR attempts = 0) "
         "RETURNING id, attempts, study_id, number, dataset, params";
     static const std::string kInStudy =
         kClaim +
@@ -94,10 +102,10 @@ class SqliteStore final : public SqlStore<Db> {
     const int64_t expires = now + options.lease.count();
     std::vector<Claim> claims;
     auto take = [&](int limit, bool fresh_only) REQUIRES(mu_) {
-      auto q = options.study_id
-                   ? db_.query(kInStudy, worker_id, expires, now, limit, fresh_only ? 1 : 0,
-                               options.study_id)
-                   : db_.query(kAny, worker_id, expires, now, limit, fresh_only ? 1 : 0);
+      auto q = options.study_id ? db_.query(kInStudy, worker_id, expires, now, limit,
+                                            fresh_only ? 1 : 0, options.study_id)
+                                : db_.query(kAny, worker_id, expires, now, limit,
+                                            fresh_only ? 1 : 0, options.after_study);
       while (q.next())
         claims.push_back(Claim{q.i64(0), q.i32(1), q.i64(2), q.i64(3), q.text(4),
                                parse(q.text(5), "trials.params"), at(expires)});

@@ -69,6 +69,10 @@ struct ClaimOptions {
   int64_t study_id = 0;                     // 0: any running study
   std::chrono::milliseconds lease{30'000};  // renew before it runs out
   int max_attempts = 3;                     // lost attempts before a trial is failed
+  // With study_id 0: the studies after this one first, then from the lowest. A worker passes
+  // the study it claimed from last, so that its claims take turns among the studies with
+  // queued trials (a small study is not left waiting behind a large one's every trial).
+  int64_t after_study = 0;
 };
 
 class Store {
@@ -126,8 +130,9 @@ class Store {
 
   // ---- claiming and reporting (the store-backed queue and the workers)
   // One write transaction: first expires leases (see expire_leases), then takes the queued
-  // trial with the lowest (study id, number), marks it running for worker_id with attempt
-  // = attempts + 1 and a lease of options.lease, and records the attempt. nullopt when
+  // trial with the lowest (study id, number) (among the studies after options.after_study
+  // if any has one; the highest cost first within a study), marks it running for worker_id with
+  // attempt = attempts + 1 and a lease of options.lease, and records the attempt. nullopt when
   // nothing is queued.
   virtual std::optional<Claim> claim_next(const std::string& worker_id,
                                           const ClaimOptions& options) = 0;

@@ -6,6 +6,7 @@
 
 #include "server_process.h"
 #include "store/store.h"
+#include "store/trial_pages.h"
 
 namespace layerlab::testing {
 namespace {
@@ -292,6 +293,44 @@ parameters:
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // rounds go on meanwhile
   EXPECT_EQ(queued(), 20);
   EXPECT_EQ(store->counts(id).total(), 20);
+}
+
+// Workers without a study of their own take turns among the studies with queued trials: a
+// small study submitted just after a large one is trained while the large one still runs,
+// not after its every trial (claims once went strictly by study id).
+TEST(ServerSubmit, ASmallStudyIsNotLeftWaitingBehindALargeOne) {
+  const auto dir = fresh_dir("server-turns");
+  const std::string url = "sqlite:" + (dir / "s.db").string();
+  ServerProcess server(url, dir, "--workers 2");
+  auto c = server.client();
+  const auto study = [](const std::string& name, int trials) {
+    return "name: " + name +
+           "\ndatasets: [iris]\nmethod: random\nbudget: {trials: " + std::to_string(trials) +
+           "}\nparameters:\n  epochs: {value: 2}\n  learning_rate: {distribution: "
+           "log_uniform, min: 1.0e-3, max: 1.0e-1}\n";
+  };
+  for (const auto& [name, trials] : {std::pair{"large", 5000}, std::pair{"small", 30}}) {
+    auto created = c->Post("/api/v1/studies", study(name, trials), "application/yaml");
+    ASSERT_TRUE(created);
+    ASSERT_EQ(created->status, 201) << created->body;
+  }
+  auto store = store::open_store(url);
+  const auto finished = [&](const std::string& name) {
+    return store->get_study(store->find_study(name)->id).status == store::StudyStatus::kFinished;
+  };
+  for (int i = 0; i < 2400 && !(finished("large") && finished("small")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(finished("large") && finished("small")) << server.log();
+  store::Time small_done{};
+  for (const store::TrialRecord& t : store->list_trials(store->find_study("small")->id, {}))
+    small_done = std::max(small_done, t.finished_at.value());
+  int64_t large_after = 0;
+  store::for_each_trial(*store, store->find_study("large")->id, {},
+                        [&](const store::TrialRecord& t) {
+                          large_after += *t.finished_at > small_done;
+                          return true;
+                        });
+  EXPECT_GE(large_after, 1000) << "the small study waited for most of the large one";
 }
 
 // `serve --workers 2` whose workers cannot start (a device no machine has): they are not

@@ -271,6 +271,37 @@ TEST_P(StoreTest, SecondConnectionSeesClaims) {
   EXPECT_FALSE(other->claim_next("w2", lease(kClaimLease)));
 }
 
+// A worker without a study of its own passes the study it claimed from last: its claims
+// start after that one and wrap around, so a small study does not wait behind every trial of
+// a large one stored before it. A batch that runs out of one study goes on into the next.
+TEST_P(StoreTest, ClaimsStartAfterTheStudyNamedAndWrapAround) {
+  const int64_t a = study_with_trials("a", 3);
+  const int64_t b = study_with_trials("b", 3);
+  const int64_t c = study_with_trials("c", 3);
+  using Claimed = std::vector<std::pair<int64_t, int64_t>>;  // (study, number) as returned
+  const auto batch = [&](int64_t after, int max) {
+    Claimed out;
+    ClaimOptions o = lease(kClaimLease);
+    o.after_study = after;
+    for (const Claim& claim : store_->claim_batch("w", o, max))
+      out.emplace_back(claim.study_id, claim.number);
+    return out;
+  };
+  EXPECT_EQ(batch(0, 2), (Claimed{{a, 0}, {a, 1}}));  // none named: the oldest study first
+  EXPECT_EQ(batch(a, 2), (Claimed{{b, 0}, {b, 1}}));
+  EXPECT_EQ(batch(c, 1), (Claimed{{a, 2}}));  // none after the newest: from the oldest
+  // c's three, then on around to b's last; the first, then the others by study and number.
+  EXPECT_EQ(batch(b, 5), (Claimed{{c, 0}, {b, 2}, {c, 1}, {c, 2}}));
+  EXPECT_TRUE(batch(c, 5).empty());
+  EXPECT_EQ(store_->counts(a)[TrialStatus::kRunning] + store_->counts(b)[TrialStatus::kRunning] +
+                store_->counts(c)[TrialStatus::kRunning],
+            9);
+  ClaimOptions negative = lease(kClaimLease);
+  negative.after_study = -1;
+  EXPECT_STORE_ERROR(store_->claim_next("w", negative), ErrorCode::kInvalidArgument,
+                     "negative after_study");
+}
+
 TEST_P(StoreTest, ClaimsTheMostExpensiveQueuedTrialFirst) {
   const int64_t study = store_->create_study("costs", nlohmann::json::object());
   store_->add_trials(
