@@ -19,7 +19,9 @@ namespace layerlab::cli {
 class RoundPace {
  public:
   RoundPace(std::chrono::milliseconds longest, std::chrono::milliseconds shortest);
-  // The wait before the next round, given how many trials this round gave adaptive studies.
+  // The wait before the next round, given how many trials this round gave studies whose
+  // workers wait for rounds (adaptive ones; under serve with a broker, also those whose
+  // publish window the workers drained: CoordinatorPool::step).
   std::chrono::milliseconds next(int64_t adaptive_added);
   std::chrono::milliseconds current() const { return current_; }
 

@@ -58,8 +58,14 @@ void serve(const ServeFlags& f) {
   queue::AmqpQueueOptions amqp;
   amqp.max_attempts = f.worker.max_attempts;
   auto queue = queue::make_queue(*store, "coordinator", f.worker.broker_url, {}, amqp);
+  // A broker delivers in publish order, so each study publishes only about 2 s of its
+  // trials ahead of the workers: one submitted later is not queued behind a large one's
+  // whole window (the store queue takes turns among studies by itself).
+  study::CoordinatorPoolOptions feeding;
+  if (!f.worker.broker_url.empty()) feeding.publish_horizon = std::chrono::seconds(2);
   study::CoordinatorPool coordinators(
-      *store, *queue, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; });
+      *store, *queue, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; },
+      feeding);
   http.start();
   std::cerr << "dashboard at " << http.url() << " (store " << hide_url_password(f.worker.store_url)
             << ")" << std::endl;

@@ -46,19 +46,21 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
   if (!republished_) {
     store::TrialFilter queued;
     queued.statuses = {store::TrialStatus::kQueued};
-    std::vector<int64_t> ids;
-    for (const store::TrialRecord& r : store_.list_trials(study_id_, queued)) ids.push_back(r.id);
-    queue_.publish(study_id_, ids);
+    for (const store::TrialRecord& r : store_.list_trials(study_id_, queued)) held_.push_back(r.id);
     republished_ = true;
   }
-  int64_t room = total_ - next_number_;
-  if (room <= 0) return 0;
   // Counts of the unfinished trials only, which an index reads without the finished ones
   // (a study of 50,000 is called on every 25 ms).
   const auto count = [&](store::TrialStatus s) {
     return store_.count_trials(study_id_, {.statuses = {s}});
   };
+  int64_t room = total_ - next_number_;
+  if (room <= 0) {
+    publish();
+    return 0;
+  }
   int64_t queued = count(store::TrialStatus::kQueued);
+  publish_held(queued);
   std::vector<Suggestion> in_flight;
   if (sampler_->adaptive()) {
     room = std::min(room, max_in_flight - queued - count(store::TrialStatus::kRunning));
@@ -105,15 +107,43 @@ int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
                                 "trials are queued (" + std::to_string(next_number_) + " of " +
                                 std::to_string(total_) + " stored)");
     }
-    queue_.publish(study_id_, ids);
     if (sampler_->adaptive()) unfinished_.insert(ids.begin(), ids.end());
     const int64_t n = static_cast<int64_t>(batch.size());
     next_number_ += n;
     added += n;
     room -= n;
     queued += n;
+    held_.insert(held_.end(), ids.begin(), ids.end());
+    publish_held(queued);
   }
   return added;
+}
+
+void Coordinator::set_publish_window(int64_t trials) {
+  if (trials < 0) throw invalid_argument("coordinator: negative publish window");
+  publish_window_ = trials;
+}
+
+int64_t Coordinator::publish() {
+  if (stopped_ || (held_.empty() && (publish_window_ == 0 || sampler_->adaptive()))) return 0;
+  return publish_held(store_.count_trials(study_id_, {.statuses = {store::TrialStatus::kQueued}}));
+}
+
+int64_t Coordinator::publish_held(int64_t queued) {
+  const bool windowed = publish_window_ > 0 && !sampler_->adaptive();
+  // Published and not started: the queued trials less those held back (a trial claimed or
+  // failed otherwise leaves both counts; never below zero).
+  const int64_t waiting = std::max<int64_t>(0, queued - static_cast<int64_t>(held_.size()));
+  if (windowed) started_ += std::max<int64_t>(0, waiting_ - waiting);
+  const int64_t room = windowed ? std::max<int64_t>(0, publish_window_ - waiting)
+                                : static_cast<int64_t>(held_.size());
+  const auto n = static_cast<int64_t>(std::min<size_t>(held_.size(), static_cast<size_t>(room)));
+  if (n > 0) {
+    queue_.publish(study_id_, std::vector<int64_t>(held_.begin(), held_.begin() + n));
+    held_.erase(held_.begin(), held_.begin() + n);
+  }
+  waiting_ = waiting + n;
+  return n;
 }
 
 bool Coordinator::complete() {

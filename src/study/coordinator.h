@@ -9,10 +9,16 @@
 // 10^8 trials holds a bounded window of queued rows (topped up as workers claim them)
 // instead of filling the disk and starving the other studies of the store.
 //
+// A broker delivers in the order trials were published, so with one (serve's studies share
+// its queue) the stored trials can also be published only a few at a time
+// (set_publish_window): a study submitted later then waits behind that many of an earlier
+// one's trials, not behind all it has stored.
+//
 // Thread-safety: one thread drives a Coordinator.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <unordered_set>
 #include <vector>
@@ -57,6 +63,23 @@ class Coordinator {
   // CoordinatorPool (`serve`) takes it as the end of that study's feeding, not an error.
   int64_t top_up(int64_t max_in_flight, int max_batches = 0);
 
+  // At most `trials` of the study's trials published and not yet started; stored trials
+  // beyond it wait unpublished (queued in the store) until publish() or top_up finds room.
+  // 0 (the default): every stored trial is published at once. Adaptive studies ignore it:
+  // max_in_flight bounds them already.
+  void set_publish_window(int64_t trials);
+
+  // Publishes the stored trials the window held back, as far as it now allows; returns how
+  // many. Without a window (or with nothing held back) it reads nothing.
+  int64_t publish();
+
+  // Published trials seen leaving the queue (started, or finished otherwise) so far: counted
+  // by publish() and top_up while a window is set, so a caller can size the window from
+  // the pace at which the study's trials start.
+  int64_t started() const { return started_; }
+  // Published trials not yet started at the last look (after its publishing), under a window.
+  int64_t waiting() const { return waiting_; }
+
   // True once every trial of the study is stored and finished (none queued or running).
   bool complete();
 
@@ -84,8 +107,18 @@ class Coordinator {
   int64_t total_;
   int64_t next_number_;  // the first number not yet stored
   CoordinatorOptions options_;
+  // Publishes what the window allows of held_, given `queued` (the study's queued trials,
+  // held ones included, as counted just now).
+  int64_t publish_held(int64_t queued);
+
   bool republished_ = false;
   bool stopped_ = false;
+  // The publish window (0: none), the stored trials it holds back (in number order), the
+  // published ones not yet started at the last look, and started().
+  int64_t publish_window_ = 0;
+  std::deque<int64_t> held_;
+  int64_t waiting_ = 0;
+  int64_t started_ = 0;
   // Adaptive samplers only. finished_: the finished trials (cancelled ones aside) by
   // number; unfinished_: the ids of the trials queued or running at the last look.
   bool synced_ = false;

@@ -9,9 +9,15 @@
 // neither starve the others nor fill the disk. A study cancelled while it is fed simply
 // stops being fed; a study that cannot be coordinated is reported once and left alone.
 //
+// With a broker (one queue, delivered in publish order), publish_horizon also bounds what
+// each study has published and not started to about that long of its trials at the pace
+// they start (at least step's max_in_flight): a study submitted after a large one waits
+// behind about publish_horizon of the large one's work, not behind its whole window.
+//
 // Thread-safety: one thread drives a CoordinatorPool.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,6 +26,7 @@
 #include <string>
 
 #include "queue/trial_queue.h"
+#include "store/clock.h"
 #include "store/store.h"
 #include "study/coordinator.h"
 
@@ -28,6 +35,9 @@ namespace layerlab::study {
 struct CoordinatorPoolOptions {
   CoordinatorOptions study;  // each study's window (max_queued)
   int batches_per_step = 5;  // batches of kTrialBatch trials stored per step, in all
+  // 0: every stored trial is published at once (the store queue needs no publishing).
+  std::chrono::milliseconds publish_horizon{0};
+  const store::Clock* clock = &store::system_clock();  // paces the publish windows
 };
 
 class CoordinatorPool {
@@ -45,7 +55,8 @@ class CoordinatorPool {
   // finishes the complete studies. A study that cannot be coordinated (its stored spec
   // cannot be read, its sampler throws) is reported once and left alone; a study cancelled
   // meanwhile is dropped. Only store and broker errors (kUnavailable, kAborted) propagate.
-  // Returns the trials it gave adaptive studies (the caller's next round comes sooner).
+  // Returns the trials it gave adaptive studies and those started from publish windows that
+  // were drained whole: the caller's next round comes sooner while either happens.
   int64_t step(int64_t max_in_flight);
 
   size_t active() const { return coordinators_.size(); }
@@ -59,8 +70,20 @@ class CoordinatorPool {
   template <typename F>
   bool guarded(const store::StudyRecord& s, F&& fn);
 
+  // A study's publish window, from the pace at which its published trials start.
+  struct PublishPace {
+    int64_t window = 0;
+    int64_t measured_started = 0;  // Coordinator::started() at measured_at
+    store::Time measured_at{};
+    int64_t last_started = 0;  // Coordinator::started() at the last step
+    int64_t waiting = 0;       // Coordinator::waiting() at the end of the last step
+    bool grew = false;         // at the last step
+  };
+  int64_t pace_publishing(int64_t floor);
+
   CoordinatorPoolOptions options_;
   std::map<int64_t, std::unique_ptr<Coordinator>> coordinators_;
+  std::map<int64_t, PublishPace> paces_;
   std::set<int64_t> broken_;  // studies reported as impossible to coordinate
   int64_t last_fed_ = 0;      // the study fed last: the next step starts after it
 };

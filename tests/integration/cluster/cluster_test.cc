@@ -223,6 +223,52 @@ TEST(Cluster, SigtermHandsBackUnfinishedTrialsAndAnotherWorkerFinishes) {
   EXPECT_GE(released, 1) << "the stopped worker held trials and handed them back";
 }
 
+// serve with a broker: the broker delivers in publish order, so a small study submitted
+// after a large one used to wait behind every trial the large one had stored (its window,
+// 10,000, all published at once). Each study now publishes about 2 s of its trials ahead of
+// the workers, so the small one is trained while the large one still runs.
+TEST(Cluster, ServeWithABrokerTrainsASmallStudyWhileALargeOneRuns) {
+  const ClusterStudy c = cluster_study(kSlowStudy);  // its database and queue; not its study
+  testing::ServerProcess server(c.study.store, c.study.dir / "serve",
+                                "--broker '" + c.broker + "' --workers 2");
+  auto client = server.client();
+  const auto submit = [&](const std::string& name, int trials) {
+    const std::string yaml =
+        "name: " + name +
+        "\ndatasets: [iris]\nmethod: random\nbudget: {trials: " + std::to_string(trials) +
+        "}\nparameters:\n  epochs: {value: 2}\n  learning_rate: "
+        "{distribution: log_uniform, min: 1.0e-3, max: 1.0e-1}\n";
+    auto created = client->Post("/api/v1/studies", yaml, "application/yaml");
+    ASSERT_TRUE(created);
+    ASSERT_EQ(created->status, 201) << created->body;
+  };
+  // The study's trials stored, as `status` reads them from the store (0 while it cannot).
+  const auto stored = [&](const std::string& name) {
+    const auto r = run_layerlab("status " + name + " --store '" + c.study.store + "' --json");
+    if (r.exit_code != 0) return int64_t{0};
+    const json counts = json::parse(r.out)["counts"];
+    int64_t n = 0;
+    for (const auto& [status, count] : counts.items()) n += count.get<int64_t>();
+    return n;
+  };
+  submit("large", 10'000);
+  // Every trial of the large study stored (and, before, published) ahead of the small one.
+  for (int i = 0; i < 400 && stored("large") < 10'000; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(stored("large"), 10'000) << server.log();
+  submit("small", 30);
+  // The large study's trials still to finish once the small one's last has.
+  int64_t large_left = -1;
+  for (int i = 0; i < 1200 && large_left < 0; ++i) {
+    const int64_t large_done = finished(c.study, "large");
+    if (finished(c.study, "small") == 30) large_left = 10'000 - large_done;
+  }
+  ASSERT_GE(large_left, 0) << server.log();
+  EXPECT_GE(large_left, 2000) << "the small study waited for most of the large one";
+  ASSERT_TRUE(wait_finished(c.study, "large", 10'000)) << server.log();
+  EXPECT_EQ(queue_depth("c." + test_name(), 0), 0) << "every delivery acknowledged";
+}
+
 // A second "host": a network namespace joined to this one by a veth pair, so that cutting
 // the link drops packets silently, as a failed switch or a partition would (no reset, no
 // close: only heartbeats and timeouts notice). Needs root and iproute2.

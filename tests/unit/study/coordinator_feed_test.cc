@@ -4,9 +4,11 @@
 // simply stops being fed (no exception escapes, `serve` stays up).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <new>
+#include <set>
 
 #include "study/coordinator.h"
 #include "study/coordinator_pool.h"
@@ -64,6 +66,21 @@ class HookedQueue : public queue::TrialQueue {
   std::unique_ptr<queue::TrialQueue> inner_;
   std::function<void(int)> on_publish_;
   int calls_ = 0;
+};
+
+// The store queue, recording what is published, in order: (study, trial id).
+class RecordingQueue : public HookedQueue {
+ public:
+  explicit RecordingQueue(store::Store& store) : HookedQueue(store, [](int) {}) {}
+  void publish(int64_t study_id, const std::vector<int64_t>& ids) override {
+    HookedQueue::publish(study_id, ids);
+    for (int64_t id : ids) published.emplace_back(study_id, id);
+  }
+  int64_t of(int64_t study) const {
+    return std::count_if(published.begin(), published.end(),
+                         [&](const auto& p) { return p.first == study; });
+  }
+  std::vector<std::pair<int64_t, int64_t>> published;
 };
 
 struct Fixture {
@@ -208,7 +225,7 @@ TEST(Coordinator, AStudyCancelledWhileItsTrialsAreStoredStopsBeingFed) {
   const StudySpec spec = random_spec("cancelled", 50'000);
   const int64_t id = f.create(spec);
   HookedQueue queue(*f.store, [&](int calls) {
-    if (calls == 2) f.store->cancel_study(id);  // after the first batch (call 1 republishes)
+    if (calls == 1) f.store->cancel_study(id);  // after the first batch
   });
   Coordinator c(*f.store, queue, spec, id);
   EXPECT_TRUE(testing::throws_error([&] { c.top_up(8); }, ErrorCode::kFailedPrecondition,
@@ -228,15 +245,163 @@ TEST(Coordinator, AQueueThatRefusesToPublishPropagates) {
   Fixture f;
   const StudySpec spec = grid_spec("g", 2);
   const int64_t id = f.create(spec);
+  int published = 0;
   HookedQueue queue(*f.store, [&](int calls) {
-    if (calls == 2) throw failed_precondition("the broker refuses this queue");
+    if (calls == 1) throw failed_precondition("the broker refuses this queue");
+    published = calls;
   });
   Coordinator c(*f.store, queue, spec, id);
   EXPECT_TRUE(testing::throws_error([&] { c.top_up(8); }, ErrorCode::kFailedPrecondition,
                                     "the broker refuses"));
   EXPECT_FALSE(c.stopped());
-  EXPECT_EQ(c.top_up(8), 2) << "stored again (idempotently) and published";
+  EXPECT_EQ(c.top_up(8), 0) << "stored already";
+  EXPECT_EQ(published, 2) << "and published by the next call";
   EXPECT_EQ(f.queued(id), 2);
+}
+
+// With a publish window (serve with a broker) a stored batch is published only as far as
+// the window allows; the rest follows as the study's published trials start, in number
+// order, and started() counts them.
+TEST(Coordinator, APublishWindowHoldsBackStoredTrialsUntilPublishedOnesStart) {
+  Fixture f;
+  const StudySpec spec = random_spec("windowed", 2500);
+  const int64_t id = f.create(spec);
+  RecordingQueue queue(*f.store);
+  Coordinator c(*f.store, queue, spec, id);
+  c.set_publish_window(10);
+  EXPECT_EQ(c.top_up(8, 1), kTrialBatch);
+  EXPECT_EQ(queue.of(id), 10) << "stored 2000, published 10";
+  EXPECT_EQ(c.publish(), 0) << "none of the 10 started";
+  ASSERT_EQ(f.claim(id, 4), 4);
+  EXPECT_EQ(c.publish(), 4);
+  EXPECT_EQ(c.started(), 4);
+  EXPECT_EQ(c.top_up(8, 1), 500) << "the window holds back publishing, not storing";
+  EXPECT_EQ(queue.of(id), 14);
+  c.set_publish_window(0);
+  EXPECT_EQ(c.publish(), 2500 - 14) << "no window: everything stored is published";
+  std::vector<int64_t> ids;
+  for (const auto& [study, trial] : queue.published) ids.push_back(trial);
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(std::set<int64_t>(ids.begin(), ids.end()).size(), 2500u);
+  EXPECT_TRUE(testing::throws_error([&] { c.set_publish_window(-1); }, ErrorCode::kInvalidArgument,
+                                    "negative publish window"));
+}
+
+// A coordinator started again (serve restarted) publishes the trials its predecessor stored
+// and left queued, as it would new ones: all at once, or within its window.
+TEST(Coordinator, AfterARestartTheQueuedTrialsArePublishedAgain) {
+  Fixture f;
+  const StudySpec spec = random_spec("restarted", 2000);
+  const int64_t id = f.create(spec);
+  RecordingQueue first(*f.store);
+  Coordinator(*f.store, first, spec, id).top_up(8);
+  ASSERT_EQ(f.claim(id, 1500), 1500);
+  RecordingQueue again(*f.store);
+  Coordinator windowed(*f.store, again, spec, id);
+  windowed.set_publish_window(100);
+  EXPECT_EQ(windowed.top_up(8), 0);
+  EXPECT_EQ(again.of(id), 100);
+  RecordingQueue unwindowed(*f.store);
+  EXPECT_EQ(Coordinator(*f.store, unwindowed, spec, id).top_up(8), 0);
+  EXPECT_EQ(unwindowed.of(id), 500);
+}
+
+// Without a window (run, and serve on the store queue) every stored trial is published at
+// once, as its batch is stored.
+TEST(Coordinator, WithoutAPublishWindowEveryStoredTrialIsPublished) {
+  Fixture f;
+  const StudySpec spec = random_spec("unwindowed", 2500);
+  const int64_t id = f.create(spec);
+  RecordingQueue queue(*f.store);
+  Coordinator c(*f.store, queue, spec, id);
+  EXPECT_EQ(c.top_up(8), 2500);
+  EXPECT_EQ(queue.of(id), 2500);
+  EXPECT_EQ(c.publish(), 0);
+  EXPECT_EQ(c.started(), 0) << "counted only under a window";
+}
+
+// serve with a broker: each study publishes about publish_horizon of its trials at the pace
+// they start (at least max_in_flight), so a study submitted after a large one is published
+// right behind a few of the large one's trials, not behind its whole window of 10,000.
+TEST(CoordinatorPool, PublishesEachStudyAtThePaceItsTrialsStart) {
+  Fixture f;
+  store::ManualClock clock;
+  RecordingQueue queue(*f.store);
+  std::vector<std::string> lines;
+  CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); },
+                       {.study = {},
+                        .batches_per_step = 5,
+                        .publish_horizon = std::chrono::milliseconds(1000),
+                        .clock = &clock});
+  const int64_t large = f.create(random_spec("large", 20'000));
+  EXPECT_EQ(pool.step(12), 12) << "a new study's first window: the next round comes sooner";
+  EXPECT_EQ(f.queued(large), 5 * kTrialBatch) << "stored as before";
+  EXPECT_EQ(queue.of(large), 12) << "published: max_in_flight";
+
+  // All 12 start within 100 ms: 120/s, so 120 for the next second, published at once.
+  ASSERT_EQ(f.claim(large, 12), 12);
+  clock.advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(pool.step(12), 12) << "the window was drained: the next round comes sooner";
+  EXPECT_EQ(queue.of(large), 12 + 120);
+
+  // Nothing starts: the window shrinks (halving each step, down to max_in_flight) and
+  // nothing more is published while 120 wait.
+  for (int i = 0; i < 10; ++i) {
+    clock.advance(std::chrono::milliseconds(100));
+    EXPECT_EQ(pool.step(12), 0);
+  }
+  EXPECT_EQ(queue.of(large), 132);
+
+  // A small study submitted now is published behind the 132 of the large one's, not
+  // behind the 12,000 it has stored.
+  const int64_t small = f.create(random_spec("small", 30));
+  clock.advance(std::chrono::milliseconds(100));
+  pool.step(12);
+  EXPECT_EQ(queue.of(small), 12);
+  EXPECT_EQ(queue.of(large), 132);
+  const auto first_small = std::find_if(queue.published.begin(), queue.published.end(),
+                                        [&](const auto& p) { return p.first == small; });
+  EXPECT_EQ(first_small - queue.published.begin(), 132);
+
+  // 12 of the large one's start in the next 100 ms: its window is 120 again, of which 108
+  // wait, so 12 more are published.
+  ASSERT_EQ(f.claim(large, 12), 12);
+  clock.advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(pool.step(12), 0) << "12 of a window of 12 started, but 108 still wait";
+  EXPECT_EQ(queue.of(large), 132 + 12);
+  EXPECT_TRUE(lines.empty());
+}
+
+// A worker starts its deliveries in batches: a look a few milliseconds after one sees a
+// burst, not a pace. Between measures (100 ms apart) a drained window only doubles.
+TEST(CoordinatorPool, AWindowDrainedBetweenMeasuresDoubles) {
+  Fixture f;
+  store::ManualClock clock;
+  RecordingQueue queue(*f.store);
+  CoordinatorPool pool(*f.store, queue, [](const std::string&) {},
+                       {.study = {},
+                        .batches_per_step = 5,
+                        .publish_horizon = std::chrono::milliseconds(1000),
+                        .clock = &clock});
+  const int64_t id = f.create(random_spec("bursts", 20'000));
+  pool.step(12);
+  ASSERT_EQ(queue.of(id), 12);
+  ASSERT_EQ(f.claim(id, 12), 12);
+  clock.advance(std::chrono::milliseconds(10));
+  EXPECT_EQ(pool.step(12), 12);
+  EXPECT_EQ(queue.of(id), 12 + 24) << "12 started in 10 ms: doubled, not 1,200";
+  ASSERT_EQ(f.claim(id, 24), 24);
+  clock.advance(std::chrono::milliseconds(10));
+  EXPECT_EQ(pool.step(12), 24);
+  EXPECT_EQ(queue.of(id), 36 + 48);
+  ASSERT_EQ(f.claim(id, 10), 10);  // 38 still wait: not drained
+  clock.advance(std::chrono::milliseconds(10));
+  EXPECT_EQ(pool.step(12), 0);
+  EXPECT_EQ(queue.of(id), 84 + 10);
+  // 130 ms after the first look, a measure: 46 started in 130 ms, 353 in the next second.
+  clock.advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(pool.step(12), 0);
+  EXPECT_EQ(queue.of(id), 46 + 353);
 }
 
 // `serve`'s path: a study cancelled while the pool inserts its trials ends cancelled, the
@@ -246,7 +411,7 @@ TEST(CoordinatorPool, AStudyCancelledMidInsertionEndsCancelledAndServeGoesOn) {
   const int64_t doomed = f.create(random_spec("doomed", 50'000));
   const int64_t other = f.create(grid_spec("other", 3));
   HookedQueue queue(*f.store, [&](int calls) {
-    if (calls == 2) f.store->cancel_study(doomed);  // right after doomed's first batch
+    if (calls == 1) f.store->cancel_study(doomed);  // right after doomed's first batch
   });
   std::vector<std::string> lines;
   CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); });
@@ -349,7 +514,7 @@ TEST_P(CoordinatorPoolFailure, IsReportedOnceAndTheOtherStudiesGoOn) {
   const int64_t bad = f.create(grid_spec("bad", 2));
   const int64_t good = f.create(grid_spec("good", 2));
   HookedQueue queue(*f.store, [&](int calls) {
-    if (calls == 2) GetParam().raise();  // bad's first batch (call 1 republishes)
+    if (calls == 1) GetParam().raise();  // bad's first batch
   });
   std::vector<std::string> lines;
   CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); });
@@ -380,7 +545,7 @@ TEST(CoordinatorPool, TheStoreOrBrokerAwayPropagates) {
   const int64_t id = f.create(grid_spec("g", 2));
   bool away = true;
   HookedQueue queue(*f.store, [&](int calls) {
-    if (calls == 2 && away) throw unavailable("broker away");
+    if (calls == 1 && away) throw unavailable("broker away");
   });
   CoordinatorPool pool(*f.store, queue, [](const std::string&) {});
   EXPECT_TRUE(testing::throws_error([&] { pool.step(10); }, ErrorCode::kUnavailable, "away"));
