@@ -76,6 +76,44 @@ struct Series {
   bool numeric = true;
 };
 
+// A numeric x with more distinct values than this in one series (a continuous parameter:
+// 50,000 trials, 50,000 learning rates, 5.5 MB of JSON) is summarised in this many bins.
+constexpr size_t kMaxSummaryPoints = 200;
+
+json point_json(const json& x, const Moments& m) {
+  return {{"x", x}, {"mean", m.mean}, {"std", m.sd()}, {"n", m.n}, {"min", m.min}, {"max", m.max}};
+}
+
+// The series' points: one per x, or for a numeric x with more than kMaxSummaryPoints
+// distinct values, consecutive x values merged into bins of about equal trial counts (a
+// value never split), each at the mean x of its trials, with x_min and x_max.
+json series_points(const StudyView& v, const Series& s) {
+  json points = json::array();
+  if (!s.numeric || s.points.size() <= kMaxSummaryPoints) {
+    for (const auto& [x, m] : s.points) points.push_back(point_json(v.scalar_json(x), m));
+    return points;
+  }
+  const size_t per_bin = (s.xs.size() + kMaxSummaryPoints - 1) / kMaxSummaryPoints;
+  Moments bin;
+  double x_sum = 0, x_min = 0, x_max = 0;
+  for (auto it = s.points.begin(); it != s.points.end();) {
+    const auto& [x, m] = *it;
+    if (bin.n == 0) x_min = x.number;
+    x_max = x.number;
+    x_sum += x.number * static_cast<double>(m.n);
+    bin.merge(m);
+    if (++it == s.points.end() || bin.n >= per_bin) {
+      json p = point_json(x_sum / static_cast<double>(bin.n), bin);
+      p["x_min"] = x_min;
+      p["x_max"] = x_max;
+      points.push_back(std::move(p));
+      bin = {};
+      x_sum = 0;
+    }
+  }
+  return points;
+}
+
 }  // namespace
 
 std::optional<LinearFit> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
@@ -126,14 +164,7 @@ json summarize(const StudyView& v, const SummaryQuery& q) {
   json series = json::array();
   for (const auto& [dataset, groups] : by_dataset) {
     for (const auto& [g, s] : groups) {
-      json points = json::array();
-      for (const auto& [x, m] : s.points)
-        points.push_back({{"x", v.scalar_json(x)},
-                          {"mean", m.mean},
-                          {"std", m.sd()},
-                          {"n", m.n},
-                          {"min", m.min},
-                          {"max", m.max}});
+      json points = series_points(v, s);
       std::optional<LinearFit> fit;
       if (s.numeric) fit = fit_line(s.xs, s.ys);
       series.push_back({{"dataset", v.datasets[static_cast<size_t>(dataset)]},

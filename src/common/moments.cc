@@ -15,6 +15,21 @@ void Moments::add(double y) {
   max = std::max(max, y);
 }
 
+void Moments::merge(const Moments& other) {
+  if (other.n == 0) return;
+  if (n == 0) {
+    *this = other;
+    return;
+  }
+  const double na = static_cast<double>(n), nb = static_cast<double>(other.n);
+  const double d = other.mean - mean;
+  n += other.n;
+  mean += d * nb / static_cast<double>(n);
+  m2 += other.m2 + d * d * na * nb / static_cast<double>(n);
+  min = std::min(min, other.min);
+  max = std::max(max, other.max);
+}
+
 double Moments::variance() const {
   return n > 1 ? std::max(0.0, m2 / static_cast<double>(n - 1)) : 0.0;
 }

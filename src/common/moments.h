@@ -13,6 +13,8 @@ struct Moments {
   double mean = 0, m2 = 0;
   double min = 0, max = 0;
   void add(double y);
+  // As if every number `other` saw had been added here (Chan et al.'s pairwise update).
+  void merge(const Moments& other);
   double variance() const;  // sample variance (n - 1); 0 when n < 2
   double sd() const;
   // Standard error of the mean, sd / sqrt(n); nullopt when n < 2 (not measurable).

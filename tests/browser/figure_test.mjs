@@ -147,6 +147,11 @@ test('hover text: templates filled with formats, <extra> dropped, markup as line
   const text = lines.map((l) => l.map((r) => r.text).join(''));
   assert.deepEqual(text, ['iris · relu', 'hidden layers = 4', 'val accuracy: 0.9500 ± 0.020', 'min —, max —', 'n = 2']);
   assert.deepEqual(lines[0][0], { text: 'iris', bold: true });
+  // A binned point of a continuous x (docs/api.md) names the range it covers.
+  const binned = metricFigure({ x: 'learning_rate', y: 'value', group: '', trials: 250, series: [{ dataset: 'iris', group: null,
+    points: [{ x: 0.0010107, x_min: 0.0010001, x_max: 0.0010215, mean: 0.47, std: 0, n: 250, min: 0.47, max: 0.47 }] }] });
+  assert.equal(hoverLines(binned.data[0], 0).map((l) => l.map((r) => r.text).join(''))[1],
+    'learning rate = 0.0010107 (0.001 to 0.001022)');
   assert.equal(fillTemplate('%{y:.3s}s ± %{customdata[1]:.2s}s<extra>x</extra>', { y: [0.0123], customdata: [[1, 0.002]] }, 0), '12.3ms ± 2.0ms');
   assert.equal(formatValue(0.9, '.4g'), '0.9000');
   assert.equal(formatValue(123456, '.4g'), '1.235e5');

@@ -221,11 +221,13 @@ export function metricFigure(summary, opts = {}) {
       x: pts.map((p) => xValue(p.x)),
       y: pts.map((p) => p.mean),
       error_y: { type: 'data', array: pts.map((p) => p.std || 0), visible: true, thickness: 1.2, width: 4, color },
-      customdata: pts.map((p) => [p.n, p.std, p.min, p.max]),
+      // A binned point (a continuous x: docs/api.md) shows the range of x it covers.
+      customdata: pts.map((p) => [p.n, p.std, p.min, p.max,
+        'x_min' in p ? ` (${fmtValue(p.x_min)} to ${fmtValue(p.x_max)})` : '']),
       line: { color, width: 2 },
       marker: { color, size: 7 },
       meta: { role: 'series', dataset: s.dataset, group: g },
-      hovertemplate: `<b>${s.dataset}</b> · ${groupLabel(g)}<br>${label(summary.x)} = %{x}<br>` +
+      hovertemplate: `<b>${s.dataset}</b> · ${groupLabel(g)}<br>${label(summary.x)} = %{x}%{customdata[4]}<br>` +
         `${ylab}: %{y:.4g} ± %{customdata[1]:.2g}<br>min %{customdata[2]:.4g}, max %{customdata[3]:.4g}` +
         '<br>n = %{customdata[0]}<extra></extra>',
     });

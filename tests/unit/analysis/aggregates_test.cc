@@ -54,6 +54,49 @@ TEST(FitLine, RecoversALineAndItsR2) {
   EXPECT_FALSE(fit_line({1}, {1}));
 }
 
+// A continuous x (999 distinct depths here, 1,000 trials) comes in 200 bins of 5 trials, each at
+// the mean x of its trials with its range; the statistics are those of the bin's trials, and the
+// fit still uses every trial.
+TEST(Summarize, AContinuousXComesInBinsOfAboutEqualCounts) {
+  std::vector<std::tuple<std::string, double, std::string, double>> rows;
+  for (int i = 0; i < 999; ++i) rows.emplace_back("iris", 1 + i * 0.01, "relu", (i % 7) * 0.1);
+  rows.emplace_back("iris", 1.0, "relu", 0.65);  // a second trial at the first x
+  const StudyView v = view_with(rows);
+  const json s = summarize(v, {"hidden_layers", "value", ""});
+  ASSERT_EQ(s["series"].size(), 1u);
+  const json& points = s["series"][0]["points"];
+  ASSERT_EQ(points.size(), 200u);
+  size_t n = 0;
+  double previous_max = 0;
+  for (const json& p : points) {
+    n += p["n"].get<size_t>();
+    EXPECT_LE(p["x_min"].get<double>(), p["x"].get<double>());
+    EXPECT_LE(p["x"].get<double>(), p["x_max"].get<double>());
+    EXPECT_LT(previous_max, p["x_min"].get<double>()) << "bins do not overlap";
+    previous_max = p["x_max"].get<double>();
+  }
+  EXPECT_EQ(n, 1000u);
+  // The first bin: x 1.00 (twice), 1.01, 1.02, 1.03 with values 0, 0.65, 0.1, 0.2, 0.3.
+  const json& first = points[0];
+  EXPECT_EQ(first["n"], 5);
+  EXPECT_NEAR(first["x"].get<double>(), (1.0 + 1.0 + 1.01 + 1.02 + 1.03) / 5, 1e-12);
+  EXPECT_EQ(first["x_min"], 1.0);
+  EXPECT_NEAR(first["x_max"].get<double>(), 1.03, 1e-12);
+  const std::vector<double> ys = {0, 0.65, 0.1, 0.2, 0.3};
+  const double mean = (0 + 0.65 + 0.1 + 0.2 + 0.3) / 5;
+  double ss = 0;
+  for (double y : ys) ss += (y - mean) * (y - mean);
+  EXPECT_NEAR(first["mean"].get<double>(), mean, 1e-12);
+  EXPECT_NEAR(first["std"].get<double>(), std::sqrt(ss / 4), 1e-12);
+  EXPECT_EQ(first["min"], 0.0);
+  EXPECT_EQ(first["max"], 0.65);
+  EXPECT_EQ(s["series"][0]["fit"]["n"], 1000) << "the fit uses every trial";
+  // 200 distinct values or fewer: a point per value, without a range.
+  const json few = summarize(view_with({{"iris", 1, "relu", 0.5}, {"iris", 2, "relu", 0.6}}),
+                             {"hidden_layers", "value", ""});
+  EXPECT_FALSE(few["series"][0]["points"][0].contains("x_min"));
+}
+
 TEST(Summarize, MeanStdAndCountPerDatasetGroupAndX) {
   const StudyView v = view_with({{"iris", 1, "relu", 0.8},
                                  {"iris", 1, "relu", 0.9},

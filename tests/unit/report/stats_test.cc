@@ -29,6 +29,27 @@ TEST(Moments, MeanVarianceAndStandardError) {
   EXPECT_EQ(*of({1, 1, 1}).se(), 0);
 }
 
+// Merged moments are those of the numbers of both, with either side empty too.
+TEST(Moments, MergeIsAsIfEveryNumberWereAddedToOne) {
+  Moments a = of({2, 4, 4, 4});
+  a.merge(of({5, 5, 7, 9}));
+  const Moments all = of({2, 4, 4, 4, 5, 5, 7, 9});
+  EXPECT_EQ(a.n, all.n);
+  EXPECT_NEAR(a.mean, all.mean, 1e-12);
+  EXPECT_NEAR(a.variance(), all.variance(), 1e-12);
+  EXPECT_EQ(a.min, 2);
+  EXPECT_EQ(a.max, 9);
+  Moments empty;
+  empty.merge(of({-3, 3}));
+  EXPECT_EQ(empty.n, 2u);
+  EXPECT_EQ(empty.min, -3);
+  EXPECT_NEAR(empty.variance(), 18, 1e-12);
+  Moments one = of({1});
+  one.merge(Moments{});
+  EXPECT_EQ(one.n, 1u);
+  EXPECT_EQ(one.mean, 1);
+}
+
 TEST(StudentT, QuantilesMatchTables) {
   EXPECT_NEAR(student_t_quantile(0.975, 1), 12.7062047, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.975, 2), 4.30265273, 1e-6);
