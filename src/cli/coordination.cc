@@ -10,8 +10,8 @@ RoundPace::RoundPace(std::chrono::milliseconds longest, std::chrono::millisecond
     : longest_(longest), shortest_(std::min(shortest, longest)), current_(longest) {}
 
 std::chrono::milliseconds RoundPace::next(int64_t adaptive_added) {
-  current_ =
-      adaptive_added > 0 ? std::max(current_ / 2, shortest_) : std::min(current_ * 2, longest_);
+  current_ = adaptive_added > 0 ? std::max(current_ / 2, shortest_)
+                                : std::min(current_ + std::chrono::milliseconds(1), longest_);
   return current_;
 }
 

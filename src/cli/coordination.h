@@ -13,9 +13,11 @@ namespace layerlab::cli {
 // The wait between a coordinator's rounds. An adaptive study holds about 2 trials per worker
 // in flight and a round adds only what finished since the last: while rounds keep finding
 // room, its trials take less than a round and the workers wait for the next, so rounds come
-// sooner (halving down to `shortest`), and a round that adds nothing doubles the wait (up to
-// `longest`) rather than restoring it at once: the window filled by one round is often still
-// being trained at the next, a few milliseconds later, and free again soon after.
+// sooner (halving down to `shortest`), and a round that adds nothing lengthens the wait by
+// 1 ms (up to `longest`) rather than restoring it at once: the window filled by one round is
+// often still being trained at the next, a few milliseconds later, and free again soon
+// after. (Doubling instead found a window of 13 ms trials up to 16 ms late, a third of
+// each cycle; a 1 s trial is still seen within about 45 ms, after about 45 rounds.)
 class RoundPace {
  public:
   RoundPace(std::chrono::milliseconds longest, std::chrono::milliseconds shortest);

@@ -20,11 +20,12 @@ TEST(RoundPace, RoundsComeSoonerWhileAdaptiveStudiesTakeTrials) {
   EXPECT_EQ(pace.next(3), milliseconds(3));
   EXPECT_EQ(pace.next(2), milliseconds(2));
   EXPECT_EQ(pace.next(2), milliseconds(2));  // never below the shortest
-  EXPECT_EQ(pace.next(0), milliseconds(4));  // a round that adds nothing: twice the wait...
-  EXPECT_EQ(pace.next(0), milliseconds(8));
-  EXPECT_EQ(pace.next(5), milliseconds(4));
-  EXPECT_EQ(pace.next(0), milliseconds(8));
-  EXPECT_EQ(pace.next(0), milliseconds(16));
+  EXPECT_EQ(pace.next(0), milliseconds(3));  // a round that adds nothing: 1 ms longer...
+  EXPECT_EQ(pace.next(0), milliseconds(4));
+  EXPECT_EQ(pace.next(0), milliseconds(5));
+  EXPECT_EQ(pace.next(5), milliseconds(2));
+  for (int i = 0; i < 22; ++i) pace.next(0);
+  EXPECT_EQ(pace.current(), milliseconds(24));
   EXPECT_EQ(pace.next(0), milliseconds(25));  // ...up to the longest
   EXPECT_EQ(pace.next(0), milliseconds(25));
   EXPECT_EQ(pace.current(), milliseconds(25));
