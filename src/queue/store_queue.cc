@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <limits>
 #include <random>
 
 #include "common/error.h"
@@ -70,10 +71,11 @@ class StoreQueue final : public TrialQueue {
     bool claimed = false;
     {
       MutexLock lock(mu_);
-      const int wanted = batch_ - static_cast<int>(prefetched_.size());
+      const int wanted = ask() - static_cast<int>(prefetched_.size());
       if (short_trials_ && wanted > 0 && !(stop_ && *stop_)) {
         store::Store::FinishedAndClaimed done =
             store_.finish_and_claim_trials(finishes, worker_id_, next_claim(), wanted);
+        note_claim(wanted, done.claims.size());
         take(std::move(done.claims));
         applied = std::move(done.applied);
         claimed = true;
@@ -110,6 +112,19 @@ class StoreQueue final : public TrialQueue {
     return o;
   }
 
+  // How many trials the next claim asks for: the batch, but after a claim that emptied the
+  // queue, at most half of what that claim found, so that other workers get their share of a
+  // short queue (a tpe study's window of 4 trials was claimed whole by one worker and trained
+  // one after another while the other worker idled); a claim that gets all it asked for
+  // doubles that cap again.
+  int ask() const REQUIRES(mu_) { return std::min(batch_, claim_cap_); }
+  void note_claim(int asked, size_t got) REQUIRES(mu_) {
+    if (static_cast<int>(got) < asked)
+      claim_cap_ = std::max(1, (static_cast<int>(got) + 1) / 2);
+    else
+      claim_cap_ = claim_cap_ > max_prefetch_ ? claim_cap_ : claim_cap_ * 2;
+  }
+
   // Claimed trials become deliveries in hand, their leases renewed until acked.
   void take(std::vector<store::Claim> claims) REQUIRES(mu_) {
     if (!claims.empty()) last_study_ = claims.front().study_id;
@@ -125,7 +140,10 @@ class StoreQueue final : public TrialQueue {
     auto delay = poll_min_;
     thread_local std::minstd_rand rng{std::random_device{}()};
     for (;;) {
-      take(store_.claim_batch(worker_id_, next_claim(), batch_));
+      const int asked = ask();
+      std::vector<store::Claim> claims = store_.claim_batch(worker_id_, next_claim(), asked);
+      note_claim(asked, claims.size());
+      take(std::move(claims));
       if (!prefetched_.empty()) return;
       auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return;
@@ -148,6 +166,7 @@ class StoreQueue final : public TrialQueue {
   Mutex mu_;
   std::deque<Delivery> prefetched_ GUARDED_BY(mu_);
   int batch_ GUARDED_BY(mu_) = 1;
+  int claim_cap_ GUARDED_BY(mu_) = std::numeric_limits<int>::max() / 2;  // see ask()
   int64_t last_study_ GUARDED_BY(mu_) = 0;     // of the last claim's first trial
   bool short_trials_ GUARDED_BY(mu_) = false;  // the last receive() came under kShortTrial
   std::chrono::steady_clock::time_point last_return_ GUARDED_BY(mu_);  // of receive()

@@ -320,6 +320,35 @@ TEST_F(StoreTest, StoreQueueClaimsTheNextBatchInTheResultsTransaction) {
   queue->close();
 }
 
+// A claim that empties the queue learns how short it is: the worker's next claim takes at
+// most half as many, and another worker gets the rest (a tpe study's window was claimed
+// whole by one worker and trained one trial after another while the other worker idled).
+TEST_F(StoreTest, StoreQueueTakesHalfOfAShortQueueAfterEmptyingOne) {
+  StoreQueueOptions o = fast();
+  o.min_prefetch = 8;
+  o.max_prefetch = 8;
+  auto a = make_store_queue(*store_, "a", o);
+  auto b = make_store_queue(*store_, "b", o);
+  const auto train = [&](TrialQueue& q) -> std::optional<int64_t> {
+    std::optional<Delivery> d = q.receive(milliseconds(0));
+    if (!d) return std::nullopt;
+    EXPECT_TRUE(store_->finish_trial(d->trial_id, d->attempt, store::TrialStatus::kCompleted,
+                                     nullptr, 1.0, ""));
+    q.ack(*d);
+    return d->number;
+  };
+  study_with_trials("first", 4);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(train(*a), i) << "a took all 4 in one claim";
+  EXPECT_FALSE(train(*b));
+  study_with_trials("second", 4);
+  EXPECT_EQ(train(*a), 0);  // a asked for 2 (half of the 4 it found), so holds number 1
+  EXPECT_EQ(train(*b), 2);  // b gets the other half
+  EXPECT_EQ(train(*a), 1);
+  EXPECT_EQ(train(*b), 3);
+  EXPECT_FALSE(train(*a));
+  EXPECT_FALSE(train(*b));
+}
+
 TEST_F(StoreTest, ClaimBatchTakesTheLowestNumbersInOneTransaction) {
   int64_t study = study_with_trials("s", 5);
   const auto before = store_->stats().transactions;
