@@ -95,6 +95,16 @@ struct Fixture {
   }
 };
 
+// A random study of `trials` in a fresh store, and a recording queue for its coordinators.
+struct RecordedStudy {
+  RecordedStudy(const std::string& name, int64_t trials)
+      : spec(random_spec(name, trials)), id(f.create(spec)), queue(*f.store) {}
+  Fixture f;
+  StudySpec spec;
+  int64_t id;
+  RecordingQueue queue;
+};
+
 TEST(Coordinator, StoresWholeBatchesOnlyWhileTheWindowOfQueuedTrialsHasRoom) {
   Fixture f;
   const StudySpec spec = random_spec("big", 100'000);
@@ -263,10 +273,8 @@ TEST(Coordinator, AQueueThatRefusesToPublishPropagates) {
 // the window allows; the rest follows as the study's published trials start, in number
 // order, and started() counts them.
 TEST(Coordinator, APublishWindowHoldsBackStoredTrialsUntilPublishedOnesStart) {
-  Fixture f;
-  const StudySpec spec = random_spec("windowed", 2500);
-  const int64_t id = f.create(spec);
-  RecordingQueue queue(*f.store);
+  RecordedStudy s("windowed", 2500);
+  auto& [f, spec, id, queue] = s;
   Coordinator c(*f.store, queue, spec, id);
   c.set_publish_window(10);
   EXPECT_EQ(c.top_up(8, 1), kTrialBatch);
@@ -290,10 +298,8 @@ TEST(Coordinator, APublishWindowHoldsBackStoredTrialsUntilPublishedOnesStart) {
 // A coordinator started again (serve restarted) publishes the trials its predecessor stored
 // and left queued, as it would new ones: all at once, or within its window.
 TEST(Coordinator, AfterARestartTheQueuedTrialsArePublishedAgain) {
-  Fixture f;
-  const StudySpec spec = random_spec("restarted", 2000);
-  const int64_t id = f.create(spec);
-  RecordingQueue first(*f.store);
+  RecordedStudy s("restarted", 2000);
+  auto& [f, spec, id, first] = s;
   Coordinator(*f.store, first, spec, id).top_up(8);
   ASSERT_EQ(f.claim(id, 1500), 1500);
   RecordingQueue again(*f.store);
@@ -309,10 +315,8 @@ TEST(Coordinator, AfterARestartTheQueuedTrialsArePublishedAgain) {
 // Without a window (run, and serve on the store queue) every stored trial is published at
 // once, as its batch is stored.
 TEST(Coordinator, WithoutAPublishWindowEveryStoredTrialIsPublished) {
-  Fixture f;
-  const StudySpec spec = random_spec("unwindowed", 2500);
-  const int64_t id = f.create(spec);
-  RecordingQueue queue(*f.store);
+  RecordedStudy s("unwindowed", 2500);
+  auto& [f, spec, id, queue] = s;
   Coordinator c(*f.store, queue, spec, id);
   EXPECT_EQ(c.top_up(8), 2500);
   EXPECT_EQ(queue.of(id), 2500);
