@@ -113,14 +113,14 @@ class StoreQueue final : public TrialQueue {
   }
 
   // How many trials the next claim asks for: the batch, but after a claim that emptied the
-  // queue, at most half of what that claim found, so that other workers get their share of a
-  // short queue (a tpe study's window of 4 trials was claimed whole by one worker and trained
-  // one after another while the other worker idled); a claim that gets all it asked for
-  // doubles that cap again.
+  // queue, at most half of what that claim found (never less than min_prefetch, a pack), so
+  // that other workers get their share of a short queue (a tpe study's window of 4 trials was
+  // claimed whole by one worker and trained one after another while the other worker
+  // idled); a claim that gets all it asked for doubles that cap again.
   int ask() const REQUIRES(mu_) { return std::min(batch_, claim_cap_); }
   void note_claim(int asked, size_t got) REQUIRES(mu_) {
     if (static_cast<int>(got) < asked)
-      claim_cap_ = std::max(1, (static_cast<int>(got) + 1) / 2);
+      claim_cap_ = std::max(min_prefetch_, (static_cast<int>(got) + 1) / 2);
     else
       claim_cap_ = claim_cap_ > max_prefetch_ ? claim_cap_ : claim_cap_ * 2;
   }

@@ -98,6 +98,9 @@ class Coordinator {
   std::vector<Suggestion> pending();
   void sync_observations();
   void observe(const store::TrialRecord& r);
+  // Publishes what the window allows of held_, given `queued` (the study's queued trials,
+  // held ones included, as counted just now).
+  int64_t publish_held(int64_t queued);
 
   store::Store& store_;
   queue::TrialQueue& queue_;
@@ -107,10 +110,6 @@ class Coordinator {
   int64_t total_;
   int64_t next_number_;  // the first number not yet stored
   CoordinatorOptions options_;
-  // Publishes what the window allows of held_, given `queued` (the study's queued trials,
-  // held ones included, as counted just now).
-  int64_t publish_held(int64_t queued);
-
   bool republished_ = false;
   bool stopped_ = false;
   // The publish window (0: none), the stored trials it holds back (in number order), the

@@ -321,11 +321,11 @@ TEST_F(StoreTest, StoreQueueClaimsTheNextBatchInTheResultsTransaction) {
 }
 
 // A claim that empties the queue learns how short it is: the worker's next claim takes at
-// most half as many, and another worker gets the rest (a tpe study's window was claimed
-// whole by one worker and trained one trial after another while the other worker idled).
+// most half as many (one, after a claim that found none), and another worker gets the rest
+// (a tpe study's window was claimed whole by one worker and trained one trial after another
+// while the other worker idled).
 TEST_F(StoreTest, StoreQueueTakesHalfOfAShortQueueAfterEmptyingOne) {
   StoreQueueOptions o = fast();
-  o.min_prefetch = 8;
   o.max_prefetch = 8;
   auto a = make_store_queue(*store_, "a", o);
   auto b = make_store_queue(*store_, "b", o);
@@ -338,15 +338,32 @@ TEST_F(StoreTest, StoreQueueTakesHalfOfAShortQueueAfterEmptyingOne) {
     return d->number;
   };
   study_with_trials("first", 4);
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(train(*a), i) << "a took all 4 in one claim";
-  EXPECT_FALSE(train(*b));
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(train(*a), i);
+  EXPECT_FALSE(train(*a)) << "a emptied the queue";
   study_with_trials("second", 4);
-  EXPECT_EQ(train(*a), 0);  // a asked for 2 (half of the 4 it found), so holds number 1
-  EXPECT_EQ(train(*b), 2);  // b gets the other half
-  EXPECT_EQ(train(*a), 1);
-  EXPECT_EQ(train(*b), 3);
-  EXPECT_FALSE(train(*a));
-  EXPECT_FALSE(train(*b));
+  EXPECT_EQ(train(*a), 0);  // one claimed, none held
+  EXPECT_EQ(train(*b), 1) << "b gets its share, not nothing";
+  EXPECT_EQ(store_->counts(store_->find_study("second")->id)[store::TrialStatus::kCompleted], 2);
+}
+
+// ... but never fewer than a pack (min_prefetch): a worker training packs of 4 still asks
+// for 4 after a claim that found 2.
+TEST_F(StoreTest, StoreQueueStillAsksForAPackAfterEmptyingAShortQueue) {
+  StoreQueueOptions o = fast();
+  o.min_prefetch = 4;
+  o.max_prefetch = 4;
+  auto queue = make_store_queue(*store_, "packs", o);
+  const int64_t first = study_with_trials("first", 2);
+  for (int i = 0; i < 2; ++i) {
+    std::optional<Delivery> d = queue->receive(milliseconds(0));
+    ASSERT_TRUE(d);
+    queue->ack(*d);
+  }
+  EXPECT_EQ(store_->counts(first)[store::TrialStatus::kRunning], 2);
+  const int64_t second = study_with_trials("second", 8);
+  ASSERT_TRUE(queue->receive(milliseconds(0)));
+  EXPECT_EQ(store_->counts(second)[store::TrialStatus::kRunning], 4);
+  queue->close();
 }
 
 TEST_F(StoreTest, ClaimBatchTakesTheLowestNumbersInOneTransaction) {
