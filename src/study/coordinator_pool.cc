@@ -59,12 +59,11 @@ int64_t CoordinatorPool::step(int64_t max_in_flight) {
       continue;
     running.push_back(std::move(s));
   }
-  const auto gone = [&](const auto& kv) {
+  std::erase_if(coordinators_, [&](const auto& kv) {
     return std::none_of(running.begin(), running.end(),
                         [&](const store::StudyRecord& s) { return s.id == kv.first; });
-  };
-  std::erase_if(coordinators_, gone);
-  std::erase_if(paces_, gone);
+  });
+  std::erase_if(paces_, [&](const auto& kv) { return !coordinators_.count(kv.first); });
 
   // Round-robin from the study after the one fed last, one batch each per turn, until the
   // step's budget is spent or no study takes more.
@@ -105,7 +104,8 @@ int64_t CoordinatorPool::step(int64_t max_in_flight) {
     auto it = coordinators_.find(s.id);
     auto pace = paces_.find(s.id);
     if (it == coordinators_.end() || pace == paces_.end()) continue;
-    if (pace->second.grew) guarded(s, [&] { it->second->publish(); });
+    // A study found broken here is no longer coordinated (guarded drops it).
+    if (pace->second.grew && !guarded(s, [&] { it->second->publish(); })) continue;
     pace->second.waiting = it->second->waiting();
   }
 

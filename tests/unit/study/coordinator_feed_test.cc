@@ -408,6 +408,32 @@ TEST(CoordinatorPool, AWindowDrainedBetweenMeasuresDoubles) {
   EXPECT_EQ(queue.of(id), 46 + 353);
 }
 
+// A study whose publishing fails where its window grew (after the step fed it) is reported
+// once and no longer coordinated; the step goes on with the others.
+TEST(CoordinatorPool, APublishThatFailsWhereTheWindowGrewIsReportedOnce) {
+  Fixture f;
+  store::ManualClock clock;
+  HookedQueue queue(*f.store, [&](int calls) {
+    if (calls == 3) throw internal_error("the broker refuses");  // the grown window's
+  });
+  std::vector<std::string> lines;
+  CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); },
+                       {.study = {},
+                        .batches_per_step = 5,
+                        .publish_horizon = std::chrono::milliseconds(1000),
+                        .clock = &clock});
+  const int64_t id = f.create(random_spec("refused", 20'000));
+  pool.step(12);  // publish 1: the first window
+  ASSERT_EQ(f.claim(id, 12), 12);
+  clock.advance(std::chrono::milliseconds(100));
+  EXPECT_NO_THROW(pool.step(12));  // publish 2 tops the window up, 3 (refused) grows it
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "study 'refused': cannot coordinate it: the broker refuses");
+  EXPECT_EQ(pool.active(), 0u);
+  EXPECT_NO_THROW(pool.step(12));
+  EXPECT_EQ(lines.size(), 1u);
+}
+
 // `serve`'s path: a study cancelled while the pool inserts its trials ends cancelled, the
 // pool reports it and goes on with the others; nothing escapes step().
 TEST(CoordinatorPool, AStudyCancelledMidInsertionEndsCancelledAndServeGoesOn) {
