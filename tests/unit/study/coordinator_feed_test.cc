@@ -95,6 +95,14 @@ struct Fixture {
   }
 };
 
+// serve's options with a broker, over `clock`: a publish horizon of 1 s.
+CoordinatorPoolOptions broker_options(const store::Clock& clock) {
+  CoordinatorPoolOptions o;
+  o.publish_horizon = std::chrono::milliseconds(1000);
+  o.clock = &clock;
+  return o;
+}
+
 // A random study of `trials` in a fresh store, and a recording queue for its coordinators.
 struct RecordedStudy {
   RecordedStudy(const std::string& name, int64_t trials)
@@ -332,11 +340,8 @@ TEST(CoordinatorPool, PublishesEachStudyAtThePaceItsTrialsStart) {
   store::ManualClock clock;
   RecordingQueue queue(*f.store);
   std::vector<std::string> lines;
-  CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); },
-                       {.study = {},
-                        .batches_per_step = 5,
-                        .publish_horizon = std::chrono::milliseconds(1000),
-                        .clock = &clock});
+  CoordinatorPool pool(
+      *f.store, queue, [&](const std::string& l) { lines.push_back(l); }, broker_options(clock));
   const int64_t large = f.create(random_spec("large", 20'000));
   EXPECT_EQ(pool.step(12), 12) << "a new study's first window: the next round comes sooner";
   EXPECT_EQ(f.queued(large), 5 * kTrialBatch) << "stored as before";
@@ -382,11 +387,8 @@ TEST(CoordinatorPool, AWindowDrainedBetweenMeasuresDoubles) {
   Fixture f;
   store::ManualClock clock;
   RecordingQueue queue(*f.store);
-  CoordinatorPool pool(*f.store, queue, [](const std::string&) {},
-                       {.study = {},
-                        .batches_per_step = 5,
-                        .publish_horizon = std::chrono::milliseconds(1000),
-                        .clock = &clock});
+  CoordinatorPool pool(
+      *f.store, queue, [](const std::string&) {}, broker_options(clock));
   const int64_t id = f.create(random_spec("bursts", 20'000));
   pool.step(12);
   ASSERT_EQ(queue.of(id), 12);
@@ -417,11 +419,8 @@ TEST(CoordinatorPool, APublishThatFailsWhereTheWindowGrewIsReportedOnce) {
     if (calls == 3) throw internal_error("the broker refuses");  // the grown window's
   });
   std::vector<std::string> lines;
-  CoordinatorPool pool(*f.store, queue, [&](const std::string& l) { lines.push_back(l); },
-                       {.study = {},
-                        .batches_per_step = 5,
-                        .publish_horizon = std::chrono::milliseconds(1000),
-                        .clock = &clock});
+  CoordinatorPool pool(
+      *f.store, queue, [&](const std::string& l) { lines.push_back(l); }, broker_options(clock));
   const int64_t id = f.create(random_spec("refused", 20'000));
   pool.step(12);  // publish 1: the first window
   ASSERT_EQ(f.claim(id, 12), 12);
