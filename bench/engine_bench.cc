@@ -13,6 +13,7 @@
 
 #include "backend/buffer.h"
 #include "backend/cpu_backend.h"
+#include "backend/float_env.h"
 #include "nn/network.h"
 #include "nn/optimizer.h"
 
@@ -76,6 +77,7 @@ void BM_TrainStep(benchmark::State& state, Shape s, int pack) {
   const std::vector<float> no_dropout(pack, 0.f);
   const std::vector<uint64_t> seeds(pack, 0);
   const std::vector<double> lr(pack, p.learning_rate);
+  const backend::FlushDenormals as_in_training;
   int64_t step = 0;
   for (auto _ : state) {
     const size_t i = static_cast<size_t>(step % kPool);

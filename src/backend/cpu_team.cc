@@ -5,6 +5,7 @@
 #include <string>
 #include <system_error>
 
+#include "backend/float_env.h"
 #include "common/error.h"
 
 namespace layerlab::backend::cpu {
@@ -46,7 +47,7 @@ Team::Team(int size) {
   } catch (const std::system_error& e) {
     stop_helpers();  // the ones started (a destructor does not run for a failed constructor)
     throw failed_precondition("cannot start " + std::to_string(size) +
-                             " CPU threads for a trial: " + e.what());
+                              " CPU threads for a trial: " + e.what());
   }
 }
 
@@ -79,6 +80,7 @@ void Team::run(void* fn, Call call) {
 }
 
 void Team::serve(int part) {
+  flush_denormals_on_this_thread();  // as the caller's part does in training (float_env.h)
   unsigned seen = 0;
   while (true) {
     auto posted = [&] { return generation_.load(std::memory_order_acquire) != seen; };

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "backend/buffer.h"
+#include "backend/float_env.h"
 #include "common/error.h"
 #include "common/strings.h"
 #include "common/text_safety.h"
@@ -383,6 +384,7 @@ std::vector<float> predict(const Model& m, backend::Backend& b, std::span<const 
   data::apply_scaler(m.scaler, d);
 
   const int chunk = static_cast<int>(std::clamp<int64_t>(rows, 1, kMaxPredictRows));
+  const backend::FlushDenormals as_in_training;
   nn::Network net(b, m.architecture, 1, chunk);
   net.set_parameters(0, m.parameters);
   net.set_running_statistics(0, m.running_mean, m.running_var);

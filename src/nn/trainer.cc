@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "backend/buffer.h"
+#include "backend/float_env.h"
 #include "common/error.h"
 #include "nn/network.h"
 #include "nn/optimizer.h"
@@ -339,6 +340,7 @@ std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params>
   if (validation.rows && validation.features != train.features)
     throw invalid_argument("train: validation and training features differ");
   b.set_precision(precisions().get(members[0].precision));
+  const backend::FlushDenormals flush;  // on this thread, for the whole training (float_env.h)
   // A member too large alone is refused by the network.
   const int rows = max_rows_of(members[0], validation);
   const Architecture a = architecture_of(members, task, train.features);

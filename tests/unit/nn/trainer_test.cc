@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backend/cpu_backend.h"
+#include "backend/float_env.h"
 #include "common/error.h"
 #include "test_util.h"
 
@@ -190,6 +191,28 @@ TEST(Trainer, ExplodingLossEndsAsDivergedNotACrash) {
   EXPECT_LT(r.epochs.size(), 8u);
   EXPECT_NE(r.message.find("NaN or infinite"), std::string::npos) << r.message;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// Training runs with denormals flushed (backend/float_env.h), and leaves the caller's thread
+// as it found it.
+TEST(Trainer, TrainsWithDenormalsFlushedAndRestoresTheThreadAfter) {
+  auto b = backend::make_cpu_backend(1);
+  const Blobs train = make_blobs(64, 1), val = make_blobs(32, 2);
+  Params p = small_params();
+  p.epochs = 2;
+  int epochs_flushed = 0;
+  TrainOptions o;
+  o.on_epoch = [&](int, const EpochRecord&) {
+    epochs_flushed += backend::denormals_flushed();
+    return true;
+  };
+  ASSERT_FALSE(backend::denormals_flushed());
+  const TrainResult r = train_one(*b, p, kThreeClasses, train, val, o);
+  ASSERT_EQ(r.epochs.size(), 2u);
+  EXPECT_EQ(epochs_flushed, 2);
+  EXPECT_FALSE(backend::denormals_flushed());
+}
+#endif
 
 TEST(Trainer, EarlyStoppingEndsAfterPatienceEpochsWithoutImprovement) {
   auto b = backend::make_cpu_backend(1);
