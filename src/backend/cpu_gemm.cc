@@ -1,5 +1,8 @@
 #include "backend/cpu_gemm.h"
 
+#include <cblas.h>
+#include <strings.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -53,14 +56,28 @@ SmallGemm small_gemm_kernels() {
 // 1.34-2.9x on every measured training and validation shape of 0.1-33.6 MFLOP (up to
 // 256 x 256 x 256); past that, up to width 1024 at batch 256 (537 MFLOP), with A or B
 // transposed (forward passes and weight gradients: 1.15-1.9x), not with neither (input
-// gradients: 0.95-1.02x, level).
+// gradients: 0.95-1.02x, level). On an Intel Xeon (2026-12-07) where OpenBLAS runs its own
+// AVX-512 kernels (SkylakeX), those are 2x these on weight gradients past 33.6 MFLOP (1024 x
+// 1024 x 256: 146 against 73 GFLOP/s; this file's column panels were sized on Zen 5) and level
+// on forward passes; smaller weight gradients are mixed (0.84-1.2x) and stay here.
 constexpr double kAvx2MaxFlops = 2.0 * 128 * 128 * 128;
 constexpr double kAvx512MaxFlops = 2.0 * 256 * 256 * 256;
 constexpr double kAvx512TransposedMaxFlops = 2.0 * 256 * 1024 * 1024;
 
+bool blas_runs_avx512_kernels() {  // decided once per process, as the kernels are
+  static const bool avx512 = [] {
+    const char* core = openblas_get_corename();
+    for (const char* name : {"SkylakeX", "Cooperlake", "SapphireRapids"})
+      if (core && strcasecmp(core, name) == 0) return true;
+    return false;
+  }();
+  return avx512;
+}
+
 bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k) {
   const double flops = 2.0 * m * n * k;
   if (small_gemm_kernels() != SmallGemm::kAvx512) return flops <= kAvx2MaxFlops;
+  if (trans_a && !trans_b && flops > kAvx512MaxFlops && blas_runs_avx512_kernels()) return false;
   return flops <= (trans_a || trans_b ? kAvx512TransposedMaxFlops : kAvx512MaxFlops);
 }
 

@@ -51,6 +51,10 @@ SmallGemm small_gemm_kernels();
 // transpositions only, so a pack member takes the path a single trial of that shape takes.
 bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k);
 
+// Whether OpenBLAS chose its AVX-512 kernels for this CPU (its SkylakeX family; on Zen it
+// runs its AVX2 ones): use_small_gemm leaves large weight gradients to it then.
+bool blas_runs_avx512_kernels();
+
 // Row-major C = alpha * op(A) * op(B) + beta * C, then the epilogue, on the given kernels
 // (which cpu_runs() must accept; not kNone). beta == 0 ignores C's previous contents (NaN
 // included), as BLAS does.

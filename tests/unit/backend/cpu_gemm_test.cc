@@ -139,6 +139,20 @@ TEST_P(CpuGemm, TheLargestShapesTheKernelsTake) {
   for (bool ta : {false, true}) check(GetParam(), {ta, false, 37, 1030, 700, 3, 1.f, 0.25f});
 }
 
+// Which products take the AVX-512 kernels: every training shape of widths up to 256; forward
+// passes and weight gradients of width 1024, except weight gradients past 256^3 where
+// OpenBLAS runs its own AVX-512 kernels (2x these there); input gradients of width 1024 never.
+TEST(UseSmallGemm, LargeWeightGradientsGoToOpenBlasWhereItHasAvx512Kernels) {
+  if (cpu::small_gemm_kernels() != cpu::SmallGemm::kAvx512) GTEST_SKIP() << "no AVX-512 here";
+  EXPECT_TRUE(cpu::use_small_gemm(false, true, 32, 256, 256));   // forward
+  EXPECT_TRUE(cpu::use_small_gemm(true, false, 256, 256, 32));   // weight gradient
+  EXPECT_TRUE(cpu::use_small_gemm(false, false, 32, 256, 256));  // input gradient
+  EXPECT_TRUE(cpu::use_small_gemm(false, true, 256, 1024, 1024));
+  EXPECT_FALSE(cpu::use_small_gemm(false, false, 256, 1024, 1024));
+  EXPECT_EQ(cpu::use_small_gemm(true, false, 1024, 1024, 256), !cpu::blas_runs_avx512_kernels());
+  EXPECT_EQ(cpu::use_small_gemm(true, false, 1024, 1024, 32), !cpu::blas_runs_avx512_kernels());
+}
+
 TEST_P(CpuGemm, BetaZeroIgnoresWhatCHeld) {
   const Case c{false, true, 7, 19, 5, 0, 1.f, 0.f};
   Operands o(c, 3);
