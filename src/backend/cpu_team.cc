@@ -68,6 +68,7 @@ void Team::run(void* fn, Call call) {
   if (helpers_.empty()) return call(fn, 0);
   fn_ = fn;
   call_ = call;
+  float_control_ = float_control();
   finished_.store(0, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
@@ -80,14 +81,15 @@ void Team::run(void* fn, Call call) {
 }
 
 void Team::serve(int part) {
-  flush_denormals_on_this_thread();  // as the caller's part does in training (float_env.h)
   unsigned seen = 0;
+  unsigned control = float_control();
   while (true) {
     auto posted = [&] { return generation_.load(std::memory_order_acquire) != seen; };
     if (!spin_until(posted, kHelperSpin))
       while (!posted()) generation_.wait(seen, std::memory_order_acquire);
     seen = generation_.load(std::memory_order_acquire);
     if (stopping_) return;
+    if (control != float_control_) set_float_control(control = float_control_);
     call_(fn_, part);
     finished_.fetch_add(1, std::memory_order_release);
   }

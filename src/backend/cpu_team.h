@@ -48,6 +48,9 @@ class Team {
   std::vector<std::thread> helpers_;
   void* fn_ = nullptr;  // the current task
   Call call_ = nullptr;
+  // The caller's floating-point control state (float_env.h), taken by the helpers for the
+  // task: every part computes as the caller does (denormals flushed in training, or not).
+  unsigned float_control_ = 0;
   std::atomic<unsigned> generation_{0};  // bumped once per task
   std::atomic<int> finished_{0};         // helpers done with the current task
   bool stopping_ = false;                // written before the last generation bump

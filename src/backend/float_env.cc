@@ -12,41 +12,38 @@ namespace {
 constexpr unsigned kFlushToZero = 1u << 15;      // results below FLT_MIN become 0
 constexpr unsigned kDenormalsAreZero = 1u << 6;  // subnormal operands read as 0
 constexpr unsigned kFlushBits = kFlushToZero | kDenormalsAreZero;
+constexpr unsigned kStatusBits = 0x3f;  // the sticky exception flags: not control
 #endif
 
-unsigned current() {
+}  // namespace
+
+unsigned float_control() {
 #ifdef LAYERLAB_HAVE_MXCSR
-  return _mm_getcsr();
+  return _mm_getcsr() & ~kStatusBits;
 #else
   return 0;
 #endif
 }
 
-void set([[maybe_unused]] unsigned state) {
+void set_float_control([[maybe_unused]] unsigned state) {
 #ifdef LAYERLAB_HAVE_MXCSR
-  _mm_setcsr(state);
+  _mm_setcsr((_mm_getcsr() & kStatusBits) | (state & ~kStatusBits));
 #endif
 }
 
-}  // namespace
-
-FlushDenormals::FlushDenormals() : saved_(current()) {
-  flush_denormals_on_this_thread();
+FlushDenormals::FlushDenormals() : saved_(float_control()) {
+#ifdef LAYERLAB_HAVE_MXCSR
+  set_float_control(saved_ | kFlushBits);
+#endif
 }
 
 FlushDenormals::~FlushDenormals() {
-  set(saved_);
-}
-
-void flush_denormals_on_this_thread() {
-#ifdef LAYERLAB_HAVE_MXCSR
-  set(current() | kFlushBits);
-#endif
+  set_float_control(saved_);
 }
 
 bool denormals_flushed() {
 #ifdef LAYERLAB_HAVE_MXCSR
-  return (current() & kFlushBits) == kFlushBits;
+  return (float_control() & kFlushBits) == kFlushBits;
 #else
   return false;
 #endif

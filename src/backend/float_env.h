@@ -4,10 +4,10 @@
 //
 // Why: a ReLU unit that dies leaves zero gradients, and its momentum (or Adam moments)
 // decays geometrically into the subnormal range, where 0.9 * the smallest subnormal rounds
-// back to itself, so it stays there for the rest of the trial. On Intel cores every
-// arithmetic instruction with a subnormal operand takes a microcode assist (about 100
-// cycles): a width-64 network's optimizer update became a third of its step after ~10,000
-// steps, and a 150-epoch digits trial ran 1.3x slower (docs/benchmarks.md). Flushing changes
+// back to itself, so it stays there for the rest of the trial. On Intel cores an
+// instruction with a subnormal operand takes a microcode assist: on this project's Intel VM
+// a width-64 network's optimizer update became a third of its step after ~10,000 steps, and
+// a 150-epoch digits trial ran 1.3x slower (docs/benchmarks.md). Flushing changes
 // values only below 1.2e-38, and the same way on every run, so a configuration's results
 // stay bit for bit repeatable on a machine.
 //
@@ -28,9 +28,11 @@ class FlushDenormals {
   unsigned saved_ = 0;
 };
 
-// Flushes denormals on the calling thread for the rest of its life (the CPU backend's
-// helper threads, which run nothing else).
-void flush_denormals_on_this_thread();
+// The calling thread's floating-point control state (rounding, flushing, exception masks;
+// not the sticky exception flags), and setting it: the CPU backend's helper threads take
+// their caller's for each task (cpu_team.h).
+unsigned float_control();
+void set_float_control(unsigned state);
 
 // Whether the calling thread flushes denormals (for tests).
 bool denormals_flushed();
