@@ -13,6 +13,8 @@ alignas(32) constexpr int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
 
 struct Avx2 {
   static constexpr int kLanes = 8;
+  // 6 x 2 accumulators, 2 vectors of B and a broadcast: 15 of the 16 registers.
+  static constexpr int kTileRows = 6;
   using Reg = __m256;
   using Mask = __m256i;
   // The first `lanes` lanes (1..8).

@@ -21,6 +21,9 @@ namespace {
 
 struct Avx512 {
   static constexpr int kLanes = 16;
+  // 12 x 2 accumulators of the 32 registers: 1.1-1.3x the 6-row tiles on a training step's
+  // input and weight gradients (gemm_bench, 2026-12-07).
+  static constexpr int kTileRows = 12;
   using Reg = __m512;
   using Mask = __mmask16;
   // The first `lanes` lanes (1..16).

@@ -4,8 +4,9 @@
 // and calls no standard-library function: an inline function compiled there would be a weak
 // symbol that the linker may pick for code running on any CPU (isa_objects_test.sh checks).
 //
-// A tile of C, up to 6 rows by two vectors of columns, lives in accumulator registers for the
-// whole k loop: each step broadcasts one element of A per row and loads two vectors of B's
+// A tile of C, up to V::kTileRows rows by two vectors of columns, lives in accumulator
+// registers for the whole k loop (AVX2's 16 registers hold 6 x 2 accumulators, AVX-512's 32
+// hold 12 x 2): each step broadcasts one element of A per row and loads two vectors of B's
 // row k. A may be transposed (the broadcast only changes its stride). B transposed (the
 // forward product X W^T) is first transposed into a panel of two vectors of columns, one
 // panel at a time, so that its rows are contiguous too. Tiles walk down a panel, so the panel
@@ -22,8 +23,6 @@
 
 namespace layerlab::backend::cpu {
 namespace {
-
-constexpr int kTileRows = 6;
 
 // The epilogue done in registers, on the tile's columns: bias (may be null) and y (may be
 // null, or c itself) start at the tile's first column (and row, for y).
@@ -120,20 +119,20 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
       V::store(p, r);
   };
   Reg acc[ROWS][VECS];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < VECS; ++v) acc[i][v] = V::zero();
   for (int kk = 0; kk < k; ++kk) {
     const float* bk = b + kk * ldb;
     Reg bv[VECS];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < VECS; ++v) bv[v] = load(bk + L * v, v);
     const float* ak = a + kk * acs;
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
       const Reg ai = V::broadcast(ak + i * ars);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
       for (int v = 0; v < VECS; ++v) acc[i][v] = V::fmadd(ai, bv[v], acc[i][v]);
     }
   }
@@ -150,15 +149,15 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
     return z;
   };
   Reg bias_grad[VECS];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int v = 0; v < VECS; ++v) bias_grad[v] = V::zero();
   if (grad && f.bias_grad)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < VECS; ++v) bias_grad[v] = load(f.bias_grad + L * v, v);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i) {
     float* ci = c + i * ldc;
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < VECS; ++v) {
       Reg r = alpha == 1.f ? acc[i][v] : V::mul(va, acc[i][v]);
       if (beta != 0.f) {
@@ -178,7 +177,7 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
     }
   }
   if (grad && f.bias_grad)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int v = 0; v < VECS; ++v) store(f.bias_grad + L * v, bias_grad[v], v);
 }
 
@@ -187,19 +186,20 @@ using TileFn = void (*)(int, const float*, int64_t, int64_t, const float*, int64
 
 // Every tile kernel: [fuse][vectors - 1][masked][rows - 1]. Plain arrays, not std::array,
 // whose operator[] would be an inline function compiled for this file's instruction set.
+template <int ROWS>
 struct TileTable {
-  TileFn fn[kFuses][2][2][kTileRows];
+  TileFn fn[kFuses][2][2][ROWS];
 };
 
 template <class V, int FUSE, int VECS, bool MASKED, size_t... R>
-constexpr void fill_rows(TileTable& t, std::index_sequence<R...>) {
+constexpr void fill_rows(TileTable<V::kTileRows>& t, std::index_sequence<R...>) {
   ((t.fn[FUSE][VECS - 1][MASKED][R] = &tile<V, static_cast<int>(R) + 1, VECS, MASKED, FUSE>), ...);
 }
 
 template <class V, size_t... F>
-constexpr TileTable make_tiles(std::index_sequence<F...>) {
-  TileTable t{};
-  constexpr auto rows = std::make_index_sequence<kTileRows>{};
+constexpr TileTable<V::kTileRows> make_tiles(std::index_sequence<F...>) {
+  TileTable<V::kTileRows> t{};
+  constexpr auto rows = std::make_index_sequence<V::kTileRows>{};
   ((fill_rows<V, F, 1, false>(t, rows), fill_rows<V, F, 1, true>(t, rows),
     fill_rows<V, F, 2, false>(t, rows), fill_rows<V, F, 2, true>(t, rows)),
    ...);
@@ -209,9 +209,10 @@ constexpr TileTable make_tiles(std::index_sequence<F...>) {
 // Rows of the next tile when `left` rows remain: full tiles, and a short remainder shared
 // with the tile before it (8 -> 4 + 4) so that no tile has too few accumulators to hide the
 // FMA latency.
+template <int MAX>
 int next_tile_rows(int left) {
-  if (left >= 2 * kTileRows - 2) return kTileRows;
-  if (left > kTileRows) return (left + 1) / 2;
+  if (left >= 2 * MAX - 2) return MAX;
+  if (left > MAX) return (left + 1) / 2;
   return left;
 }
 
@@ -253,7 +254,8 @@ constexpr int64_t kStreamedB = int64_t{512} << 10;
 
 template <class V>
 void run(const SmallGemmCall& call) {
-  static constexpr TileTable kTiles = make_tiles<V>(std::make_index_sequence<kFuses>{});
+  static constexpr TileTable<V::kTileRows> kTiles =
+      make_tiles<V>(std::make_index_sequence<kFuses>{});
   constexpr int kPanel = 2 * V::kLanes;
   static_assert(kPanel <= kMaxPanel);
   const SmallGemmCall& g = call;
@@ -280,7 +282,7 @@ void run(const SmallGemmCall& call) {
       // B as it is: a row of tiles at a time, so A's few rows stay in registers' reach (L1)
       // and B, read once per row of tiles, streams from cache.
       for (int i0 = 0; i0 < g.m;) {
-        const int rows = next_tile_rows(g.m - i0);
+        const int rows = next_tile_rows<V::kTileRows>(g.m - i0);
         for (int j0 = 0; j0 < g.n; j0 += kPanel) do_tile(i0, rows, j0, g.b + j0, g.ldb);
         i0 += rows;
       }
@@ -290,7 +292,7 @@ void run(const SmallGemmCall& call) {
       // for every row of tiles. Each tile computes the same, so the bits do not change.
       for (int j0 = 0; j0 < g.n; j0 += kPanel)
         for (int i0 = 0; i0 < g.m;) {
-          const int rows = next_tile_rows(g.m - i0);
+          const int rows = next_tile_rows<V::kTileRows>(g.m - i0);
           do_tile(i0, rows, j0, g.b + j0, g.ldb);
           i0 += rows;
         }
@@ -301,7 +303,7 @@ void run(const SmallGemmCall& call) {
     const int cols = g.n - j0 < kPanel ? g.n - j0 : kPanel;
     pack_transposed(g.b + static_cast<int64_t>(j0) * g.ldb, g.ldb, g.k, cols, kPanel, g.panel);
     for (int i0 = 0; i0 < g.m;) {
-      const int rows = next_tile_rows(g.m - i0);
+      const int rows = next_tile_rows<V::kTileRows>(g.m - i0);
       do_tile(i0, rows, j0, g.panel, kPanel);
       i0 += rows;
     }
