@@ -57,9 +57,11 @@ SmallGemm small_gemm_kernels() {
 // 256 x 256 x 256); past that, up to width 1024 at batch 256 (537 MFLOP), with A or B
 // transposed (forward passes and weight gradients: 1.15-1.9x), not with neither (input
 // gradients: 0.95-1.02x, level). On an Intel Xeon (2026-12-07) where OpenBLAS runs its own
-// AVX-512 kernels (SkylakeX), those are 2x these on weight gradients past 33.6 MFLOP (1024 x
-// 1024 x 256: 146 against 73 GFLOP/s; this file's column panels were sized on Zen 5) and level
-// on forward passes; smaller weight gradients are mixed (0.84-1.2x) and stay here.
+// AVX-512 kernels (SkylakeX), those lead on weight gradients past 33.6 MFLOP summed over 64
+// rows or more (1024 x 1024 x k, GFLOP/s, with 12-row tiles: k = 64 121-128 against 105-110,
+// 128 135-137 against 102-110, 256 155-156 against 98-104; this file's column panels were
+// sized on Zen 5), trail at k = 32 (95-97 against 114-122) and are level on forward passes;
+// smaller weight gradients stay here.
 constexpr double kAvx2MaxFlops = 2.0 * 128 * 128 * 128;
 constexpr double kAvx512MaxFlops = 2.0 * 256 * 256 * 256;
 constexpr double kAvx512TransposedMaxFlops = 2.0 * 256 * 1024 * 1024;
@@ -77,7 +79,8 @@ bool blas_runs_avx512_kernels() {  // decided once per process, as the kernels a
 bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k) {
   const double flops = 2.0 * m * n * k;
   if (small_gemm_kernels() != SmallGemm::kAvx512) return flops <= kAvx2MaxFlops;
-  if (trans_a && !trans_b && flops > kAvx512MaxFlops && blas_runs_avx512_kernels()) return false;
+  if (trans_a && !trans_b && flops > kAvx512MaxFlops && k >= 64 && blas_runs_avx512_kernels())
+    return false;
   return flops <= (trans_a || trans_b ? kAvx512TransposedMaxFlops : kAvx512MaxFlops);
 }
 

@@ -52,7 +52,8 @@ SmallGemm small_gemm_kernels();
 bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k);
 
 // Whether OpenBLAS chose its AVX-512 kernels for this CPU (its SkylakeX family; on Zen it
-// runs its AVX2 ones): use_small_gemm leaves large weight gradients to it then.
+// runs its AVX2 ones): use_small_gemm leaves large weight gradients of batches of 64 or more
+// to it then.
 bool blas_runs_avx512_kernels();
 
 // Row-major C = alpha * op(A) * op(B) + beta * C, then the epilogue, on the given kernels
