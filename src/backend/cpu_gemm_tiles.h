@@ -108,6 +108,9 @@ void tile(int k, const float* a, int64_t ars, int64_t acs, const float* b, int64
           float alpha, float beta, float* c, int64_t ldc, const InRegister& f) {
   using Reg = typename V::Reg;
   constexpr int L = V::kLanes;
+  // The loops over rows and vectors below must unroll whole, or the accumulators go to the
+  // stack: 12-row tiles under `unroll 8` ran at half speed.
+  static_assert(ROWS <= 16 && VECS <= 16, "the unroll pragmas must cover the tile");
   const auto mask = V::first(MASKED ? last : L);
   auto load = [&](const float* p, int v) {
     return MASKED && v == VECS - 1 ? V::load(p, mask) : V::load(p);
