@@ -11,91 +11,33 @@
 
 #include <vector>
 
-#include "backend/buffer.h"
-#include "backend/cpu_backend.h"
 #include "backend/float_env.h"
-#include "nn/network.h"
-#include "nn/optimizer.h"
+#include "training_rig.h"
 
 namespace {
 
 using namespace layerlab;
+using bench::gemm_flops_per_step;
+using bench::random_values;
+using Shape = bench::MlpShape;
 
-constexpr int kClasses = 10;
-constexpr int kPool = 8;          // batches cycled, as the PyTorch peer does
+constexpr int kClasses = Shape::kClasses;
 constexpr int kPackMembers = 16;  // members of the pack16 rows
-
-struct Shape {
-  int width, depth, batch, inputs, threads;
-};
-
-// GEMM floating-point operations of one training step: forward, weight gradient, and input
-// gradient of every layer but the first.
-double gemm_flops_per_step(const Shape& s) {
-  double flops = 0;
-  int in = s.inputs;
-  for (int l = 0; l <= s.depth; ++l) {
-    const int out = l < s.depth ? s.width : kClasses;
-    flops += 2.0 * s.batch * in * out * (l == 0 ? 2 : 3);
-    in = out;
-  }
-  return flops;
-}
-
-std::vector<float> random_values(size_t n, uint64_t seed) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = 2.f * backend::uniform01(seed, 0, i) - 1.f;
-  return v;
-}
 
 // Training steps of a pack of `pack` networks of shape s (members differ in their initial
 // weights), as a worker trains a pack: steps_per_second counts the pack's steps,
 // member_steps_per_second each member's.
 void BM_TrainStep(benchmark::State& state, Shape s, int pack) {
-  auto b = backend::make_cpu_backend(s.threads);
-  nn::Architecture arch;
-  arch.inputs = s.inputs;
-  arch.hidden.assign(s.depth, s.width);
-  arch.outputs = kClasses;
-  nn::Network net(*b, arch, pack, s.batch);
-  for (int m = 0; m < pack; ++m) net.initialize(m, nn::Init::kGlorotUniform, m);
-  nn::Params p;
-  p.optimizer = "momentum";
-  p.learning_rate = 0.01;
-  const std::vector<nn::Params> members(pack, p);
-  nn::Optimizer opt(*b, p.optimizer, net);
-  const size_t rows = static_cast<size_t>(pack) * s.batch;  // one batch of every member
-  backend::DeviceBuffer<float> x(*b, kPool * rows * s.inputs);
-  backend::DeviceBuffer<float> y(*b, kPool * rows);
-  x.upload(random_values(x.size(), 1));
-  std::vector<float> labels(y.size());
-  for (size_t i = 0; i < labels.size(); ++i)
-    labels[i] = static_cast<float>(backend::mix64(i) % kClasses);
-  y.upload(labels);
-  backend::DeviceBuffer<float> d_out(*b, rows * kClasses);
-  backend::DeviceBuffer<double> loss(*b, pack);
-  const std::vector<float> no_dropout(pack, 0.f);
-  const std::vector<uint64_t> seeds(pack, 0);
-  const std::vector<double> lr(pack, p.learning_rate);
+  bench::TrainingRig rig(s, pack);
   const backend::FlushDenormals as_in_training;
-  int64_t step = 0;
-  for (auto _ : state) {
-    const size_t i = static_cast<size_t>(step % kPool);
-    const float* bx = x.data() + i * rows * s.inputs;
-    const float* out = net.forward(bx, s.batch, true, no_dropout, seeds, step);
-    b->loss(backend::Loss::kSoftmaxCrossEntropy, pack, s.batch, kClasses, out, y.data() + i * rows,
-            d_out.data(), s.batch, loss.data(), nullptr);
-    net.backward(bx, d_out.data(), s.batch);
-    opt.step(net, members, lr);
-    ++step;
-  }
-  state.counters["steps_per_second"] =
-      benchmark::Counter(double(step), benchmark::Counter::kIsRate);
+  for (auto _ : state) rig.step();
+  const double steps = static_cast<double>(rig.steps());
+  state.counters["steps_per_second"] = benchmark::Counter(steps, benchmark::Counter::kIsRate);
   state.counters["member_steps_per_second"] =
-      benchmark::Counter(double(step) * pack, benchmark::Counter::kIsRate);
+      benchmark::Counter(steps * pack, benchmark::Counter::kIsRate);
   state.counters["gemm_gflops"] =
-      benchmark::Counter(gemm_flops_per_step(s) * pack * step / 1e9, benchmark::Counter::kIsRate);
-  state.SetItemsProcessed(step * static_cast<int64_t>(rows));
+      benchmark::Counter(gemm_flops_per_step(s) * pack * steps / 1e9, benchmark::Counter::kIsRate);
+  state.SetItemsProcessed(rig.steps() * static_cast<int64_t>(rig.rows()));
 }
 
 // The same GEMMs as one training step, straight to OpenBLAS with nothing in between.

@@ -11,11 +11,14 @@
 #include <cblas.h>
 #include <immintrin.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "backend/cpu_gemm.h"
+#include "backend/float_env.h"
+#include "training_rig.h"
 
 #ifdef LAYERLAB_BENCH_LIBXSMM
 #include <libxsmm.h>
@@ -258,6 +261,38 @@ void BM_Step(benchmark::State& state, backend::cpu::SmallGemm kernels) {
       benchmark::Counter(step_flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// The same products inside training: a real training step of that network (nn::Network and
+// the momentum optimizer on the CPU backend, as `layerlab train` runs it), timing only the
+// forward and backward passes, which for this network are its products and what is fused
+// into them (bias, relu and their gradients; the output layer's bias gradient, 320 adds, is
+// the only other work). The loss and the optimizer's step run between them, untimed, and
+// leave the caches as training leaves them: operands are the network's own buffers (a
+// layer's weights feed its forward product and its input gradient), about 1.7 MB in all,
+// where the step/ rows give each product operands of its own (about 2.9 MB). The label
+// names the kernels the backend chose (LAYERLAB_CPU_GEMM can hold them back).
+void BM_Training(benchmark::State& state) {
+  const bench::MlpShape s{128, 8, 32, 64, 1};
+  bench::TrainingRig rig(s, 1);
+  const backend::FlushDenormals as_in_training;
+  using Clock = std::chrono::steady_clock;
+  Clock::duration in_products{};
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    rig.forward();
+    const auto t1 = Clock::now();
+    rig.loss();
+    const auto t2 = Clock::now();
+    rig.backward();
+    in_products += (t1 - t0) + (Clock::now() - t2);
+    rig.update();
+  }
+  state.counters["gflops"] = bench::gemm_flops_per_step(s) * static_cast<double>(rig.steps()) /
+                             std::chrono::duration<double>(in_products).count() / 1e9;
+  state.counters["products_us_per_step"] =
+      std::chrono::duration<double, std::micro>(in_products).count() / rig.steps();
+  state.SetLabel(backend::cpu::to_string(backend::cpu::small_gemm_kernels()));
+}
+
 template <typename F>
 void add(const char* candidate, F f, const Shape& s, bool fused) {
   const std::string name = std::string(candidate) + "/" + s.op + (fused ? "_bias_relu" : "") + "/" +
@@ -276,6 +311,7 @@ void register_steps() {
     benchmark::RegisterBenchmark(("step/" + name + "/digits_8x128_b32").c_str(), BM_Step, kernels)
         ->MinTime(0.3);
   }
+  benchmark::RegisterBenchmark("train/digits_8x128_b32", BM_Training)->MinTime(0.5);
 }
 
 }  // namespace
