@@ -61,6 +61,11 @@ class Backend {
   virtual Precision precision() const = 0;
   // Bytes of memory allocated through allocate() and not released (pooled blocks count).
   virtual int64_t memory_in_use() const = 0;
+  // The most bytes (nn::estimate_size at a training batch's rows) a pack may hold before its
+  // members train slower than each would alone, so that a larger pack trains in parts of
+  // at most this (nn::train_pack); 0: no such limit (a GPU, where one batched computation
+  // for all members is the point).
+  virtual int64_t fast_pack_bytes() const { return 0; }
 
   // Memory.
   virtual void* allocate(size_t bytes) = 0;

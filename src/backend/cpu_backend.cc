@@ -98,6 +98,15 @@ struct AlignedMemory final : RawMemory {
   }
 };
 
+// One core's L2 cache, as the C library reads it from the CPU; 1 MiB where it cannot.
+int64_t l2_cache_bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{1} << 20;
+  }();
+  return bytes;
+}
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads) { set_threads(threads); }
@@ -127,6 +136,12 @@ class CpuBackend final : public Backend {
   }
   Precision precision() const override { return Precision::kFp32; }
   int64_t memory_in_use() const override { return pool_.bytes_held(); }
+  // A pack trains a layer of all its members before the next layer (nn::Network), so once
+  // their parameters, gradients, optimizer state and activations outgrow the L2 cache, each
+  // member's come from further away at every layer: packs of 16 trained each member at
+  // 0.5-1.0x the speed of single trials, parts within half of one core's L2 at 0.99-1.05x
+  // (docs/benchmarks.md, 2026-12-07). Each thread works on its share of every operation.
+  int64_t fast_pack_bytes() const override { return l2_cache_bytes() / 2 * threads_; }
 
   void* allocate(size_t bytes) override { return pool_.allocate(bytes); }
   void release(void* p) override { pool_.release(p); }

@@ -344,9 +344,15 @@ std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params>
   // A member too large alone is refused by the network.
   const int rows = max_rows_of(members[0], validation);
   const Architecture a = architecture_of(members, task, train.features);
+  // Parts that fit the memory limit, and, where the backend trains a member slower in a
+  // pack that outgrows its caches, parts that fit those (at a training batch's rows).
   size_t part = members.size();
-  while (part > 1 && estimate_size(a, static_cast<int>(part), rows).bytes > options.max_pack_bytes)
-    part = (part + 1) / 2;
+  auto halve_while = [&](int64_t rows_held, int64_t limit) {
+    while (part > 1 && estimate_size(a, static_cast<int>(part), rows_held).bytes > limit)
+      part = (part + 1) / 2;
+  };
+  halve_while(rows, options.max_pack_bytes);
+  if (const int64_t fast = b.fast_pack_bytes(); fast > 0) halve_while(members[0].batch_size, fast);
   std::vector<TrainResult> results;
   for (size_t first = 0; first < members.size(); first += part) {
     TrainOptions o = options;

@@ -82,7 +82,9 @@ struct TrainOptions {
 int64_t parameter_count(const Params& p, const Task& task, int inputs);
 
 // Trains members (same architecture, optimizer, batch size, epochs, schedule; see
-// pack_compatible) on the same data. Throws InvalidArgument on incompatible members.
+// pack_compatible) on the same data. Throws InvalidArgument on incompatible members. A pack
+// over options.max_pack_bytes, or over the backend's fast_pack_bytes() (the CPU's cache),
+// trains in parts that fit, one after the other; each member's results are the same.
 std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params> members,
                                     const Task& task, const Examples& train,
                                     const Examples& validation, const TrainOptions& options = {});

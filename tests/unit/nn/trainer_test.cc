@@ -167,6 +167,45 @@ TEST(Trainer, APackOverTheSizeLimitTrainsInPartsThatFit) {
   EXPECT_LT(most_in_use, estimate_size(a, 5, 100).bytes) << "all five were allocated at once";
 }
 
+// The order in which a pack's members report their epochs: (member, epoch) pairs.
+std::vector<std::pair<int, int>> epoch_order(backend::Backend& b,
+                                             const std::vector<Params>& members, const Blobs& train,
+                                             const Blobs& val) {
+  std::vector<std::pair<int, int>> order;
+  TrainOptions o;
+  o.on_epoch = [&](int member, const EpochRecord& r) {
+    order.emplace_back(member, r.epoch);
+    return true;
+  };
+  train_pack(b, members, kThreeClasses, train.examples(), val.examples(), o);
+  return order;
+}
+
+// On the CPU a pack trains a layer of every member before the next layer, so a pack that
+// outgrows the L2 cache trains each member slower than alone (docs/benchmarks.md): it
+// trains in parts within CpuBackend::fast_pack_bytes(), one after the other. Members of
+// 3 x 400 units hold about 5 MB each, more than half of any core's L2; members of
+// small_params() about 10 KB.
+TEST(Trainer, OnTheCpuAPackThatOutgrowsTheCacheTrainsInParts) {
+  auto b = backend::make_cpu_backend(1);
+  ASSERT_GT(b->fast_pack_bytes(), 0);
+  EXPECT_EQ(backend::make_cpu_backend(2)->fast_pack_bytes(), 2 * b->fast_pack_bytes())
+      << "each thread brings its core's cache";
+  const Blobs train = make_blobs(64, 1), val = make_blobs(32, 2);
+  std::vector<Params> wide(2, small_params());
+  for (Params& p : wide) p.hidden_layers = 3, p.units = 400, p.epochs = 2;
+  wide[1].seed = 5;
+  EXPECT_EQ(epoch_order(*b, wide, train, val),
+            (std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 1}, {1, 2}}))
+      << "one member after the other";
+  std::vector<Params> small(2, small_params());
+  for (Params& p : small) p.epochs = 2;
+  small[1].seed = 5;
+  EXPECT_EQ(epoch_order(*b, small, train, val),
+            (std::vector<std::pair<int, int>>{{0, 1}, {1, 1}, {0, 2}, {1, 2}}))
+      << "one batched computation";
+}
+
 TEST(Trainer, IncompatibleMembersAreRejected) {
   auto b = backend::make_cpu_backend(1);
   const Blobs train = make_blobs(50, 1), val = make_blobs(20, 2);
