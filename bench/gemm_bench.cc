@@ -7,6 +7,8 @@
 //
 // Names: <candidate>/<op>/<m>x<n>x<k>, op one of fwd (X W^T: NT), dw (dY^T X: TN),
 // dx (dY W: NN); fused variants add bias + relu after the product (fwd_bias_relu).
+// step/<candidate>/digits_8x128_b32: a training step's products, each with operands of its
+// own; train/digits_8x128_b32: the same products inside real training steps (BM_Training).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <immintrin.h>
