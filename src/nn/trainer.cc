@@ -327,6 +327,19 @@ int64_t parameter_count(const Params& p, const Task& task, int inputs) {
   return architecture_of(std::span<const Params>(&p, 1), task, inputs).parameter_count();
 }
 
+int pack_part_size(const backend::Backend& b, const Architecture& a, int members, int64_t rows,
+                   int batch, int64_t max_bytes) {
+  // Parts that fit the memory limit, and, where the backend trains a member slower in a
+  // pack that outgrows its caches, parts that fit those (at a training batch's rows).
+  int part = members;
+  auto halve_while = [&](int64_t rows_held, int64_t limit) {
+    while (part > 1 && estimate_size(a, part, rows_held).bytes > limit) part = (part + 1) / 2;
+  };
+  halve_while(rows, max_bytes);
+  if (const int64_t fast = b.fast_pack_bytes(); fast > 0) halve_while(batch, fast);
+  return part;
+}
+
 std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params> members,
                                     const Task& task, const Examples& train,
                                     const Examples& validation, const TrainOptions& options) {
@@ -344,15 +357,8 @@ std::vector<TrainResult> train_pack(backend::Backend& b, std::span<const Params>
   // A member too large alone is refused by the network.
   const int rows = max_rows_of(members[0], validation);
   const Architecture a = architecture_of(members, task, train.features);
-  // Parts that fit the memory limit, and, where the backend trains a member slower in a
-  // pack that outgrows its caches, parts that fit those (at a training batch's rows).
-  size_t part = members.size();
-  auto halve_while = [&](int64_t rows_held, int64_t limit) {
-    while (part > 1 && estimate_size(a, static_cast<int>(part), rows_held).bytes > limit)
-      part = (part + 1) / 2;
-  };
-  halve_while(rows, options.max_pack_bytes);
-  if (const int64_t fast = b.fast_pack_bytes(); fast > 0) halve_while(members[0].batch_size, fast);
+  const size_t part = static_cast<size_t>(pack_part_size(
+      b, a, static_cast<int>(members.size()), rows, members[0].batch_size, options.max_pack_bytes));
   std::vector<TrainResult> results;
   for (size_t first = 0; first < members.size(); first += part) {
     TrainOptions o = options;

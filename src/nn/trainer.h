@@ -81,6 +81,12 @@ struct TrainOptions {
 // `inputs` features (what train_pack trains; saturates at INT64_MAX).
 int64_t parameter_count(const Params& p, const Task& task, int inputs);
 
+// How many members of a pack of `members` train together (train_pack): the pack halved
+// until its estimate_size at `rows` rows fits max_bytes and, where the backend has a
+// fast_pack_bytes(), at `batch` rows fits that too.
+int pack_part_size(const backend::Backend& b, const Architecture& a, int members, int64_t rows,
+                   int batch, int64_t max_bytes);
+
 // Trains members (same architecture, optimizer, batch size, epochs, schedule; see
 // pack_compatible) on the same data. Throws InvalidArgument on incompatible members. A pack
 // over options.max_pack_bytes, or over the backend's fast_pack_bytes() (the CPU's cache),

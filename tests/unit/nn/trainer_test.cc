@@ -206,6 +206,26 @@ TEST(Trainer, OnTheCpuAPackThatOutgrowsTheCacheTrainsInParts) {
       << "one batched computation";
 }
 
+TEST(Trainer, APackIsHalvedUntilItFitsTheMemoryLimitAndTheCache) {
+  auto b = backend::make_cpu_backend(1);
+  const int64_t unlimited = NetworkLimits{}.max_bytes;
+  Architecture small;
+  small.inputs = 4, small.hidden = {8}, small.outputs = 3;
+  EXPECT_EQ(pack_part_size(*b, small, 16, 32, 32, unlimited), 16) << "fits the cache whole";
+  EXPECT_EQ(pack_part_size(*b, small, 16, 32, 32, estimate_size(small, 4, 32).bytes), 4)
+      << "16 -> 8 -> 4 to fit the memory limit";
+  EXPECT_EQ(pack_part_size(*b, small, 16, 1000, 32, estimate_size(small, 4, 32).bytes), 1)
+      << "the memory limit is met at the rows held (validation), not the batch's";
+  Architecture wide;
+  wide.inputs = 64, wide.hidden.assign(4, 64), wide.outputs = 10;
+  const int part = pack_part_size(*b, wide, 16, 32, 32, unlimited);
+  ASSERT_LT(part, 16);
+  EXPECT_TRUE(part == 1 || estimate_size(wide, part, 32).bytes <= b->fast_pack_bytes())
+      << "a part fits unless it is one member";
+  EXPECT_GT(estimate_size(wide, 2 * part, 32).bytes, b->fast_pack_bytes())
+      << "the largest that fits";
+}
+
 TEST(Trainer, IncompatibleMembersAreRejected) {
   auto b = backend::make_cpu_backend(1);
   const Blobs train = make_blobs(50, 1), val = make_blobs(20, 2);
