@@ -4,7 +4,9 @@
 // and writes the comparison to docs/benchmarks.md.
 //
 // Names: step/W<width>/D<depth>/B<batch>/I<inputs>/T<threads>,
-//        pack16/... (a pack of 16 such networks, one thread) and
+//        pack16/... (a pack of 16 such networks, one thread, one batched computation),
+//        pack16_as_trained/... (the same pack in the parts train_pack trains it in: a part's
+//        member steps/s, the part's size in the counter `part`) and
 //        sgemm/W<width>/D<depth>/B<batch>/I<inputs>/T<threads>.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "backend/float_env.h"
+#include "nn/trainer.h"
 #include "training_rig.h"
 
 namespace {
@@ -29,6 +32,7 @@ constexpr int kPackMembers = 16;  // members of the pack16 rows
 // member_steps_per_second each member's.
 void BM_TrainStep(benchmark::State& state, Shape s, int pack) {
   bench::TrainingRig rig(s, pack);
+  state.counters["part"] = pack;
   const backend::FlushDenormals as_in_training;
   for (auto _ : state) rig.step();
   const double steps = static_cast<double>(rig.steps());
@@ -104,6 +108,17 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("pack16" + suffix(s)).c_str(), BM_TrainStep, s, kPackMembers)
           ->MinTime(0.3)
           ->UseRealTime();
+  // What `--pack 16` gets: train_pack splits a pack that outgrows the CPU's cache into parts
+  // trained one after the other, so a member trains at the speed of a pack of the part's size.
+  const auto cpu = backend::make_cpu_backend(1);
+  for (const Shape& s : shapes())
+    if (s.threads == 1) {
+      const int part = nn::pack_part_size(*cpu, bench::mlp_architecture(s), kPackMembers, s.batch,
+                                          s.batch, nn::NetworkLimits{}.max_bytes);
+      benchmark::RegisterBenchmark(("pack16_as_trained" + suffix(s)).c_str(), BM_TrainStep, s, part)
+          ->MinTime(0.3)
+          ->UseRealTime();
+    }
   for (const Shape& s : shapes())
     benchmark::RegisterBenchmark(("sgemm" + suffix(s)).c_str(), BM_SgemmSameShapes, s)
         ->MinTime(0.3)

@@ -2,7 +2,8 @@
 """Merges engine_bench (Google Benchmark JSON) and torch_steps.py output into a markdown
 table: layerlab and PyTorch steps/s on the same networks, the ratio, and layerlab's GEMM
 throughput as a share of OpenBLAS SGEMM on the same matrix shapes; then, where engine_bench
-ran packs of 16, their member steps/s against single trials'.
+ran packs of 16, their member steps/s against single trials': batched whole, and in the
+parts train_pack trains them in (what `--pack 16` gets).
 
   /usr/bin/python3 bench/report_engine.py engine.json torch.json > table.md
 """
@@ -13,7 +14,7 @@ import sys
 def main():
     engine = json.load(open(sys.argv[1]))
     torch = {r["name"]: r for r in json.load(open(sys.argv[2]))["runs"]}
-    steps, sgemm, packs = {}, {}, {}
+    steps, sgemm, packs, trained = {}, {}, {}, {}
     for b in engine["benchmarks"]:
         kind, rest = b["name"].split("/", 1)
         name = rest.split("/min_time")[0]
@@ -23,6 +24,8 @@ def main():
             sgemm[name] = b
         elif kind == "pack16":
             packs[name] = b
+        elif kind == "pack16_as_trained":
+            trained[name] = b
     print("| network (width/depth/batch/inputs/threads) | layerlab steps/s | PyTorch steps/s "
           "| ratio | layerlab GEMM GFLOP/s | SGEMM same shapes GFLOP/s | share of SGEMM |")
     print("|---|---|---|---|---|---|---|")
@@ -39,14 +42,20 @@ def main():
     if not packs:
         return
     print()
-    print("| network, one thread | single trials, steps/s | packs of 16, member steps/s "
-          "| pack 16 / single | `--pack auto` (1 on the CPU) against the better |")
-    print("|---|---|---|---|---|")
+    print("| network, one thread | single trials, steps/s | packs of 16 batched whole, "
+          "member steps/s | / single | `--pack 16` as trained: parts of | member steps/s "
+          "| / single | `--pack auto` (1 on the CPU) against the better |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, b in packs.items():
         single = steps[name]["steps_per_second"]
         packed = b["member_steps_per_second"]
-        print("| %s | %.0f | %.0f | %.2fx | %.2fx |" % (
-            name, single, packed, packed / single, min(1.0, single / packed)))
+        t = trained.get(name)
+        parts = ("%d | %.0f | %.2fx" % (t["part"], t["member_steps_per_second"],
+                                        t["member_steps_per_second"] / single)
+                 if t else "- | - | -")
+        best = max([packed] + ([t["member_steps_per_second"]] if t else []))
+        print("| %s | %.0f | %.0f | %.2fx | %s | %.2fx |" % (
+            name, single, packed, packed / single, parts, min(1.0, single / best)))
 
 
 if __name__ == "__main__":

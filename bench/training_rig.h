@@ -37,6 +37,15 @@ inline std::vector<float> random_values(size_t n, uint64_t seed) {
   return v;
 }
 
+// The network engine_bench and gemm_bench train: `depth` hidden layers of `width`.
+inline nn::Architecture mlp_architecture(const MlpShape& s) {
+  nn::Architecture a;
+  a.inputs = s.inputs;
+  a.hidden.assign(s.depth, s.width);
+  a.outputs = MlpShape::kClasses;
+  return a;
+}
+
 // Members differ in their initial weights; batches cycle through kPool, as the PyTorch peer's do.
 class TrainingRig {
  public:
@@ -47,7 +56,7 @@ class TrainingRig {
         pack_(pack),
         rows_(static_cast<size_t>(pack) * s.batch),
         b_(backend::make_cpu_backend(s.threads)),
-        net_(*b_, architecture(s), pack, s.batch),
+        net_(*b_, mlp_architecture(s), pack, s.batch),
         x_(*b_, kPool * rows_ * s.inputs),
         y_(*b_, kPool * rows_),
         d_out_(*b_, rows_ * MlpShape::kClasses),
@@ -87,13 +96,6 @@ class TrainingRig {
   size_t rows() const { return rows_; }
 
  private:
-  static nn::Architecture architecture(const MlpShape& s) {
-    nn::Architecture a;
-    a.inputs = s.inputs;
-    a.hidden.assign(s.depth, s.width);
-    a.outputs = MlpShape::kClasses;
-    return a;
-  }
   size_t pool_index() const { return static_cast<size_t>(step_ % kPool); }
   const float* batch() const { return x_.data() + pool_index() * rows_ * s_.inputs; }
 
