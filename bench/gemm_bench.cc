@@ -324,7 +324,8 @@ int main(int argc, char** argv) {
 #endif
   // Training shapes of digits 8x128 at batch 32 (64 inputs, 10 classes), then larger classes,
   // validation passes (256 rows at a time, trainer.cc), width 1024 at batch 32, and its
-  // weight gradient at batches 64 and 128 (where the AVX-512 kernels and OpenBLAS's cross).
+  // weight gradient at batches 64 and 128 (where the AVX-512 kernels and OpenBLAS's cross),
+  // forward products of short batches (around where cpu_gemm.cc transposes X and C, not W).
   // clang-format off
   const std::vector<Shape> shapes = {
       {"fwd", 32, 128, 64},    {"fwd", 32, 128, 128},  {"fwd", 32, 10, 128},
@@ -339,7 +340,9 @@ int main(int argc, char** argv) {
       {"dw", 1024, 1024, 256}, {"dx", 256, 1024, 1024},
       {"fwd", 256, 64, 64},    {"fwd", 256, 128, 128}, {"fwd", 256, 256, 256},
       {"fwd", 32, 1024, 1024}, {"dw", 1024, 1024, 32}, {"dx", 32, 1024, 1024},
-      {"dw", 1024, 1024, 64},  {"dw", 1024, 1024, 128}};
+      {"dw", 1024, 1024, 64},  {"dw", 1024, 1024, 128},
+      {"fwd", 1, 128, 128},    {"fwd", 8, 256, 256},   {"fwd", 16, 128, 128},
+      {"fwd", 32, 256, 128},   {"fwd", 32, 128, 256},  {"fwd", 32, 10, 256}};
   // clang-format on
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
   register_fma_peaks();
