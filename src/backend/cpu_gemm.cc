@@ -86,6 +86,19 @@ bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k) {
 
 namespace {
 
+// Whether a forward product (X W^T, m x n x k) transposes X and C rather than W
+// (cpu_gemm_tiles.h, run_short_batch): for a batch of 16 to 32 rows (C^T's rows are the
+// batch, in the vectors: one row would use one lane of 16), where W (n x k) is more than
+// twice X and C together. gemm_bench, 2026-12-07 (Intel, AVX-512), GFLOP/s, transposing W
+// against X and C, 3 rounds: 32 x 256 x 256 117-127 against 145-156, 32 x 512 x 512 78-81
+// against 130-149, 32 x 1024 x 1024 85-88 against 125-138, 32 x 128 x 256 114-117 against
+// 133-139, 16 x 128 x 128 105-111 against 105-111; 32 x 128 x 128 (W as large as X and C
+// together) 124-137 against 125-130, 8 x 256 x 256 62-64 against 54-60 and 1 x 128 x 128 15-16
+// against 7.5-8, so not there.
+bool transposes_x_and_c(int m, int n, int k) {
+  return m >= 16 && m <= 32 && static_cast<int64_t>(n) * k > 2 * static_cast<int64_t>(m) * (n + k);
+}
+
 // The forward epilogue for the activations the kernels do not do in registers, on a finished
 // tile while it is in cache: bias_activation_forward's operations, the same bits.
 template <Activation A>
@@ -133,8 +146,8 @@ void sgemm_small(SmallGemm kernels, bool trans_a, bool trans_b, int m, int n, in
                  const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc,
                  const GemmEpilogue& e) {
   if (m <= 0 || n <= 0) return;
-  SmallGemmCall call{trans_a, trans_b, m, n,   k, alpha, a,       lda,    b,
-                     ldb,     beta,    c, ldc, e, kNone, nullptr, nullptr};
+  SmallGemmCall call{trans_a, trans_b, m, n,   k, alpha, a,       lda,     b,
+                     ldb,     beta,    c, ldc, e, kNone, nullptr, nullptr, nullptr};
   const Activation act = e.activation;
   if (e.grad_z) {
     if (act != Activation::kLinear && act != Activation::kRelu)
@@ -148,10 +161,16 @@ void sgemm_small(SmallGemm kernels, bool trans_a, bool trans_b, int m, int n, in
   } else {
     with_activation(act, [&](auto tag) { call.after_tile = &activate_tile<decltype(tag)::value>; });
   }
-  thread_local std::vector<float> panel;
+  thread_local std::vector<float> panel, transposed_c;
   if (trans_b && panel.size() < static_cast<size_t>(k) * kMaxPanel)
     panel.resize(static_cast<size_t>(k) * kMaxPanel);
   call.panel = panel.data();
+  if (trans_b && !trans_a && transposes_x_and_c(m, n, k) && alpha == 1.f && beta == 0.f &&
+      !e.grad_z) {
+    if (transposed_c.size() < static_cast<size_t>(n) * kMaxPanel)
+      transposed_c.resize(static_cast<size_t>(n) * kMaxPanel);
+    call.transposed_c = transposed_c.data();
+  }
   switch (kernels) {
     case SmallGemm::kAvx512:
       return sgemm_avx512(call);

@@ -45,6 +45,10 @@ struct SmallGemmCall {
   void (*after_tile)(const GemmEpilogue& e, int rows, int cols, int i0, int j0, float* c,
                      int64_t ldc);
   float* panel;  // scratch for B transposed: k * kMaxPanel floats
+  // Set (scratch of n * kMaxPanel floats) for the forward product of a short batch, which
+  // the kernels compute as C^T = B^T A^T (cpu_gemm_tiles.h, run_short_batch); then alpha is
+  // 1, beta 0, and the epilogue a forward one.
+  float* transposed_c;
 };
 
 // The widest panel of columns a kernel file transposes B into (AVX-512: two vectors of 16).

@@ -285,6 +285,50 @@ TEST_P(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
   }
 }
 
+// A forward product of a short batch (16 to 32 rows, and W larger than X and C: most of
+// the batches of 16 to 32 rows below) transposes X and C rather than W; its rows get the
+// bits they get inside a batch of 40, which transposes W: z and y, every epilogue (in
+// registers, and GELU's after the product), padding untouched.
+TEST_P(CpuGemm, AShortBatchsForwardProductGivesTheBitsOfALongOne) {
+  const int long_rows = 40;
+  for (int n : {7, 10, 64, 130})
+    for (int k : {128, 131})
+      for (Activation act : {Activation::kLinear, Activation::kRelu, Activation::kTanh,
+                             Activation::kSigmoid, Activation::kGelu})
+        for (bool with_y : {false, true}) {
+          const Case c{false, true, long_rows, n, k, 3, 1.f, 0.f};
+          SCOPED_TRACE(c.str() + " activation " + std::to_string(static_cast<int>(act)) +
+                       (with_y ? " y" : ""));
+          Operands o(c, 31 + n + k);
+          const std::vector<float> bias = random(n, 8);
+          const size_t size = static_cast<size_t>(long_rows) * o.ldc;
+          auto forward = [&](int first, int rows, float* z, float* y) {
+            cpu::GemmEpilogue e;
+            e.bias = bias.data();
+            e.activation = act;
+            e.y = with_y ? y : nullptr;
+            e.ldy = o.ldc;
+            cpu::sgemm_small(GetParam(), false, true, rows, n, k, 1.f,
+                             o.a.data() + static_cast<size_t>(first) * o.lda, o.lda, o.b.data(),
+                             o.ldb, 0.f, z, o.ldc, e);
+          };
+          std::vector<float> z_long(size, 7.f), y_long(size, 7.f);
+          forward(0, long_rows, z_long.data(), y_long.data());
+          for (int rows : {5, 16, 17, 24, 32}) {
+            for (int first : {0, 8}) {
+              std::vector<float> z(size, 7.f), y(size, 7.f);
+              const size_t at = static_cast<size_t>(first) * o.ldc;
+              forward(first, rows, z.data() + at, y.data() + at);
+              const size_t floats = static_cast<size_t>(rows) * o.ldc;
+              ASSERT_EQ(0, std::memcmp(z.data() + at, z_long.data() + at, floats * 4))
+                  << rows << " rows from row " << first << ": z (padding included)";
+              ASSERT_EQ(0, std::memcmp(y.data() + at, y_long.data() + at, floats * 4))
+                  << rows << " rows from row " << first << ": y (padding included)";
+            }
+          }
+        }
+}
+
 // Every instruction set gives the AVX2 kernels' bits (the header's promise, and the rerun
 // promise across machines): products, fused forward and backward epilogues, bias gradients.
 TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
@@ -297,7 +341,7 @@ TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
     for (bool tb : {false, true})
       for (int m : {1, 5, 13, 32})
         for (int n : {1, 7, 16, 17, 33, 64, 130})
-          for (int k : {1, 9, 64})
+          for (int k : {1, 9, 64, 128})
             for (Kind kind : {kPlain, kBias, kBiasRelu, kBiasTanh, kBiasSigmoid, kBiasElu,
                               kGradLinear, kGradRelu}) {
               const Case c{ta,
