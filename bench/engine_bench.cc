@@ -5,8 +5,8 @@
 //
 // Names: step/W<width>/D<depth>/B<batch>/I<inputs>/T<threads>,
 //        pack16/... (a pack of 16 such networks, one thread, one batched computation),
-//        pack16_as_trained/... (the same pack in the parts train_pack trains it in: a part's
-//        member steps/s, the part's size in the counter `part`) and
+//        pack16_as_trained/... (the same pack in the parts train_pack trains it in, where a
+//        part has 2 to 15 members: a part's member steps/s) and
 //        sgemm/W<width>/D<depth>/B<batch>/I<inputs>/T<threads>.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -30,9 +30,11 @@ constexpr int kPackMembers = 16;  // members of the pack16 rows
 // Training steps of a pack of `pack` networks of shape s (members differ in their initial
 // weights), as a worker trains a pack: steps_per_second counts the pack's steps,
 // member_steps_per_second each member's.
-void BM_TrainStep(benchmark::State& state, Shape s, int pack) {
+// `as_trained`: the part of the pack train_pack trains together (reported, not used here).
+void BM_TrainStep(benchmark::State& state, Shape s, int pack, int as_trained) {
   bench::TrainingRig rig(s, pack);
-  state.counters["part"] = pack;
+  state.counters["members"] = pack;
+  state.counters["trained_in_parts_of"] = as_trained;
   const backend::FlushDenormals as_in_training;
   for (auto _ : state) rig.step();
   const double steps = static_cast<double>(rig.steps());
@@ -96,29 +98,26 @@ std::vector<Shape> shapes() {
 int main(int argc, char** argv) {
   // Every training step first, then the SGEMM rows: a two-thread SGEMM row leaves OpenBLAS's
   // second thread spinning for a while after it, which took a core from the next row when
-  // the two kinds alternated.
-  for (const Shape& s : shapes())
-    benchmark::RegisterBenchmark(("step" + suffix(s)).c_str(), BM_TrainStep, s, 1)
+  // the two kinds alternated. A one-thread step is followed by its packs of 16 (issue 15:
+  // where packing pays on the CPU, and what `--pack auto`, 1 there, gives up), measured
+  // beside it: the same computation measured a minute apart in one process differed by up
+  // to 15% here. A pack of 16 runs batched whole, then as `--pack 16` trains it: in the parts
+  // train_pack picks where it outgrows the CPU's cache (a part of 1 is the step row, of 16
+  // the batched row; only parts in between are rows of their own).
+  const auto cpu = backend::make_cpu_backend(1);
+  auto add = [](const std::string& name, Shape s, int pack, int as_trained) {
+    benchmark::RegisterBenchmark(name.c_str(), BM_TrainStep, s, pack, as_trained)
         ->MinTime(0.3)
         ->UseRealTime();
-  // Packs of 16 on one thread (issue 15: where packing pays on the CPU, and what
-  // `--pack auto`, which stays at 1 there, gives up).
-  for (const Shape& s : shapes())
-    if (s.threads == 1)
-      benchmark::RegisterBenchmark(("pack16" + suffix(s)).c_str(), BM_TrainStep, s, kPackMembers)
-          ->MinTime(0.3)
-          ->UseRealTime();
-  // What `--pack 16` gets: train_pack splits a pack that outgrows the CPU's cache into parts
-  // trained one after the other, so a member trains at the speed of a pack of the part's size.
-  const auto cpu = backend::make_cpu_backend(1);
-  for (const Shape& s : shapes())
-    if (s.threads == 1) {
-      const int part = nn::pack_part_size(*cpu, bench::mlp_architecture(s), kPackMembers, s.batch,
-                                          s.batch, nn::NetworkLimits{}.max_bytes);
-      benchmark::RegisterBenchmark(("pack16_as_trained" + suffix(s)).c_str(), BM_TrainStep, s, part)
-          ->MinTime(0.3)
-          ->UseRealTime();
-    }
+  };
+  for (const Shape& s : shapes()) {
+    add("step" + suffix(s), s, 1, 1);
+    if (s.threads != 1) continue;
+    const int part = nn::pack_part_size(*cpu, bench::mlp_architecture(s), kPackMembers, s.batch,
+                                        s.batch, nn::NetworkLimits{}.max_bytes);
+    add("pack16" + suffix(s), s, kPackMembers, part);
+    if (part > 1 && part < kPackMembers) add("pack16_as_trained" + suffix(s), s, part, part);
+  }
   for (const Shape& s : shapes())
     benchmark::RegisterBenchmark(("sgemm" + suffix(s)).c_str(), BM_SgemmSameShapes, s)
         ->MinTime(0.3)
