@@ -10,8 +10,9 @@
 // row k. A may be transposed (the broadcast only changes its stride). B transposed (the
 // forward product X W^T) is first transposed into a panel of two vectors of columns, one
 // panel at a time, so that its rows are contiguous too. Tiles walk down a panel, so the panel
-// stays in L1. Each element of C is one FMA chain over k in order, whatever V: both files
-// give the same bits.
+// stays in L1. (For a short batch the product is computed as C^T = W X^T instead, which
+// transposes X and C rather than W: run_short_batch.) Each element of C is one FMA chain over
+// k in order, whatever V: both files give the same bits.
 #pragma once
 
 #include <immintrin.h>

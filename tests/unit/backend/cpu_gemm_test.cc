@@ -289,7 +289,7 @@ TEST_P(CpuGemm, FusedProductEqualsProductThenBiasActivation) {
 // the batches of 16 to 32 rows below) transposes X and C rather than W; its rows get the
 // bits they get inside a batch of 40, which transposes W: z and y, every epilogue (in
 // registers, and GELU's after the product), padding untouched.
-TEST_P(CpuGemm, AShortBatchsForwardProductGivesTheBitsOfALongOne) {
+TEST_P(CpuGemm, AShortBatchGetsTheBitsOfTheSameRowsInALongOne) {
   const int long_rows = 40;
   for (int n : {7, 10, 64, 130})
     for (int k : {128, 131})
