@@ -262,15 +262,6 @@ constexpr int64_t kStreamedB = int64_t{512} << 10;
 template <class V>
 constexpr TileTable<V::kTileRows> kTiles = make_tiles<V>(std::make_index_sequence<kFuses>{});
 
-// c[r][j] = ct[j][r] for r < rows, j < cols: 8 x 8 blocks in registers, the edges one by one.
-void transpose_into(const float* ct, int64_t ldt, int rows, int cols, float* c, int64_t ldc) {
-  const int r8 = rows / 8 * 8, c8 = cols / 8 * 8;
-  for (int j = 0; j < c8; j += 8)
-    for (int r = 0; r < r8; r += 8) transpose8x8(ct + j * ldt + r, ldt, c + r * ldc + j, ldc);
-  for (int r = 0; r < rows; ++r)
-    for (int j = r < r8 ? c8 : 0; j < cols; ++j) c[r * ldc + j] = ct[j * ldt + r];
-}
-
 // The forward epilogue FUSE on whole rows of C after the product, the tiles' operations in
 // their order: z = c + bias, y = f(z).
 template <class V, int FUSE>
@@ -319,7 +310,7 @@ void run_short_batch(const SmallGemmCall& g) {
       j0 += units;
     }
     float* c = g.c + static_cast<int64_t>(i0) * g.ldc;
-    transpose_into(g.transposed_c, kPanel, rows, g.n, c, g.ldc);
+    pack_transposed(g.transposed_c, kPanel, rows, g.n, g.ldc, c);  // C = (C^T)^T
     if (g.fuse != kNone)
       finish_rows_with<V>(g.fuse, rows, g.n, c, g.ldc, e.bias,
                           e.y ? e.y + static_cast<int64_t>(i0) * e.ldy : nullptr, e.ldy,
