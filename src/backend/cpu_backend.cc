@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "backend/caching_pool.h"
 #include "backend/cpu_gemm.h"
@@ -363,6 +364,10 @@ class CpuBackend final : public Backend {
             float* d_out, int batch_rows, double* loss_sum, double* correct) override {
     const float inv_batch = 1.f / static_cast<float>(batch_rows);
     const int target_cols = kind == Loss::kSoftmaxCrossEntropy ? 1 : cols;
+    // A row's e^(o - max), in the row's gradient when there is one: computed once, and with
+    // fast_exp, whose loop vectorises (libm's expf, twice per element, was a tenth of a
+    // width-64 network's step).
+    std::vector<float> row_exp(kind == Loss::kSoftmaxCrossEntropy && !d_out ? cols : 0);
     for (int p = 0; p < pack; ++p) {
       double member_loss = 0.0;
       int64_t member_correct = 0;
@@ -375,13 +380,15 @@ class CpuBackend final : public Backend {
           const int label = static_cast<int>(t[0]);
           const int argmax = static_cast<int>(std::max_element(o, o + cols) - o);
           const float mx = o[argmax];
+          float* e = d ? d : row_exp.data();
+          for (int c = 0; c < cols; ++c) e[c] = fast_exp(o[c] - mx);
           float sum = 0.f;
-          for (int c = 0; c < cols; ++c) sum += std::exp(o[c] - mx);
-          const float lse = mx + std::log(sum);
-          member_loss += lse - o[label];
+          for (int c = 0; c < cols; ++c) sum += e[c];
+          member_loss += mx + std::log(sum) - o[label];
           member_correct += argmax == label;
           if (d) {
-            for (int c = 0; c < cols; ++c) d[c] = std::exp(o[c] - lse) * inv_batch;
+            const float scale = inv_batch / sum;
+            for (int c = 0; c < cols; ++c) d[c] *= scale;
             d[label] -= inv_batch;
           }
         } else {
