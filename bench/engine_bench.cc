@@ -49,10 +49,14 @@ void BM_TrainStep(benchmark::State& state, Shape s, int pack, int as_trained) {
 // The same GEMMs as one training step, straight to OpenBLAS with nothing in between.
 void BM_SgemmSameShapes(benchmark::State& state, Shape s) {
   openblas_set_num_threads(s.threads);
+  // Each operand holds the largest of its roles: w is also the weight gradient's batch x in
+  // right-hand side (it was big x big and the products at batch > width read past its end,
+  // into values that ran OpenBLAS at 5 GFLOP/s).
   const size_t big = static_cast<size_t>(std::max(s.width, s.inputs));
-  std::vector<float> a = random_values(big * std::max(big, size_t(s.batch)), 2);
-  std::vector<float> w = random_values(big * big, 3);
-  std::vector<float> c(big * std::max(big, size_t(s.batch)));
+  const size_t rows = std::max(big, size_t(s.batch));
+  std::vector<float> a = random_values(big * rows, 2);
+  std::vector<float> w = random_values(big * rows, 3);
+  std::vector<float> c(big * rows);
   int64_t steps = 0;
   for (auto _ : state) {
     int in = s.inputs;
