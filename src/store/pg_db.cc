@@ -43,6 +43,7 @@ constexpr const char* kBeginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ O
 // committed (txid_status).
 constexpr const char* kTransactionId = "SELECT txid_current_if_assigned()::text";
 constexpr const char* kCommitWrite = "SELECT txid_current_if_assigned()::text; COMMIT";
+constexpr const char* kGenericPlans = "SET LOCAL plan_cache_mode = force_generic_plan";
 
 std::string double_text(double v) {
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
@@ -483,7 +484,7 @@ Result Db::run_prepared(std::string_view sql, const Param* params, size_t n) {
   for (size_t i = 0; i < n; ++i) types[i] = params[i].type;
   const bool unnamed = options_.transaction_pooling;
   auto it = unnamed ? statements_.end() : statements_.find(sql);
-  if (pending_begin_ || commit_next_)
+  if (pending_begin_ || commit_next_ || generic_next_)
     return pipelined(sql, !unnamed && it == statements_.end(), types, values);
   pg_result* r = nullptr;
   if (unnamed) {
@@ -514,16 +515,18 @@ const std::string& Db::server_text(std::string_view sql) {
 }
 
 // A statement with what goes in its round trip (libpq's pipeline mode): BEGIN when it is the
-// transaction's first (and behind a transaction pooler, the transaction's settings), its
-// preparation the first time (never behind a transaction pooler: it goes unnamed), and the
-// transaction id and COMMIT when it is the last (commit_with_next). A failure of any of them aborts
-// the rest and is reported as that statement's.
+// transaction's first (and behind a transaction pooler, the transaction's settings), the
+// generic plans' setting after plan_generically, its preparation the first time (never
+// behind a transaction pooler: it goes unnamed), and the transaction id and COMMIT when it
+// is the last (commit_with_next). A failure of any of them aborts the rest and is reported
+// as that statement's.
 Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsigned>& types,
                      const std::vector<const char*>& values) {
-  enum Command { kBegin, kSettings, kPrepare, kStatement, kXid, kCommit };
+  enum Command { kBegin, kSettings, kGeneric, kPrepare, kStatement, kXid, kCommit };
   std::vector<Command> commands;
   if (pending_begin_) commands.push_back(kBegin);
   if (pending_begin_ && transaction_settings()) commands.push_back(kSettings);
+  if (generic_next_) commands.push_back(kGeneric);
   if (prepare) commands.push_back(kPrepare);
   commands.push_back(kStatement);
   if (commit_next_) {
@@ -531,6 +534,7 @@ Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsig
     commands.push_back(kCommit);
   }
   pending_begin_ = false;
+  generic_next_ = false;
   const int n = static_cast<int>(values.size());
   const std::string text(sql);
   const bool unnamed = options_.transaction_pooling;
@@ -548,6 +552,10 @@ Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsig
       case kSettings:
         sent = PQsendQueryParams(conn_, transaction_settings(), 0, nullptr, nullptr, nullptr,
                                  nullptr, 0) == 1;
+        break;
+      case kGeneric:
+        sent =
+            PQsendQueryParams(conn_, kGenericPlans, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
         break;
       case kPrepare:
         sent = PQsendPrepare(conn_, name.c_str(), server_text(sql).c_str(), n, types.data()) == 1;
@@ -596,6 +604,7 @@ Result Db::pipelined(std::string_view sql, bool prepare, const std::vector<unsig
       continue;
     }
     if (c == kPrepare) prepared = true;
+    if (c == kGeneric) generic_plans_.fetch_add(1, std::memory_order_relaxed);
     if (c == kXid && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) xid = PQgetvalue(r, 0, 0);
     if (c == kCommit) committed = true;
     if (c == kStatement && !out) {
@@ -643,6 +652,12 @@ void Db::commit_with_next() {
   commit_next_ = true;
 }
 
+void Db::plan_generically() {
+  if (!in_transaction_)
+    throw internal_error(label_ + ": " + step_ + ": plan_generically outside a transaction");
+  generic_next_ = !options_.transaction_pooling;
+}
+
 void Db::after_last_statement(std::string_view sql) {
   throw internal_error(label_ + ": " + step_ + ": " + snippet(sql) +
                        ": a statement after the transaction's last (commit_with_next)");
@@ -667,6 +682,7 @@ void Db::rollback_quietly() {
   in_transaction_ = false;
   pending_begin_ = false;
   commit_next_ = false;
+  generic_next_ = false;
   committed_ = false;
   if (connected() && PQtransactionStatus(conn_) != PQTRANS_IDLE) PQclear(PQexec(conn_, "ROLLBACK"));
 }
@@ -791,6 +807,7 @@ void Db::run_transaction(bool write, const char* step, const std::function<void(
       // BEGIN goes with the body's first statement.
       in_transaction_ = true;
       pending_begin_ = true;
+      generic_next_ = false;
       pending_write_ = write;
       body();
       if (committed_) {  // the last statement carried the COMMIT

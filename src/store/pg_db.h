@@ -227,6 +227,14 @@ class Db {
   // round trip; a statement after it is an internal error. (SQLite's Db has the same call:
   // there it changes nothing.)
   void commit_with_next();
+  // Inside a transaction: its prepared statements from the next one on run on generic plans
+  // (SET LOCAL plan_cache_mode = force_generic_plan, sent with that statement), made once per
+  // connection. For hot transactions whose statements PostgreSQL would otherwise plan anew
+  // at every call: a LIMIT or a range on a parameter makes each custom plan look cheaper
+  // than the generic one, and a claim took longer to plan than to run. Behind a transaction
+  // pooler statements go unnamed, planned with their values at every call: no effect there.
+  // (SQLite's Db has the same call: there it changes nothing.)
+  void plan_generically();
 
   // Inside a write transaction: takes the transaction-level advisory lock `key`, for the
   // few steps that must run one at a time (migrations, numbering changes); never on the
@@ -245,6 +253,8 @@ class Db {
   uint64_t busy_waits() const { return busy_waits_.load(std::memory_order_relaxed); }
   uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
   uint64_t maintenance() const { return maintenance_.load(std::memory_order_relaxed); }
+  // Statements that carried plan_generically's setting (one per transaction that used it).
+  uint64_t generic_plans() const { return generic_plans_.load(std::memory_order_relaxed); }
 
  private:
   template <typename F>
@@ -306,6 +316,7 @@ class Db {
   bool in_transaction_ = false;
   bool pending_begin_ = false;  // BEGIN not sent yet: it goes with the first statement
   bool commit_next_ = false;    // COMMIT goes with the next statement (commit_with_next)
+  bool generic_next_ = false;   // SET LOCAL goes with the next statement (plan_generically)
   bool committed_ = false;      // it went, and the body may run no further statement
   std::optional<std::string> in_doubt_xid_;  // that COMMIT's transaction id, its answer lost
   bool pending_write_ = false;
@@ -322,6 +333,7 @@ class Db {
   std::atomic<uint64_t> busy_waits_{0};
   std::atomic<uint64_t> retries_{0};
   std::atomic<uint64_t> maintenance_{0};
+  std::atomic<uint64_t> generic_plans_{0};
 };
 
 }  // namespace layerlab::store::pg

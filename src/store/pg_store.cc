@@ -261,6 +261,7 @@ class PgStore final : public SqlStore<Db> {
   Stats stats() const override NO_THREAD_SAFETY_ANALYSIS {
     Stats s = SqlStore::stats();
     s.queue_vacuums = db_.maintenance();
+    s.generic_plan_transactions = db_.generic_plans();
     return s;
   }
 

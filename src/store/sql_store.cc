@@ -441,6 +441,10 @@ Store::FinishedAndClaimed SqlStore<Db>::finish_and_claim_trials(
     const int64_t now = now_ms();
     FinishedAndClaimed out;
     out.applied = apply_finishes(finishes, prepared, now);
+    // The lease probe and the claim, on plans made once per connection: PostgreSQL planned
+    // both anew at every call (their LIMIT and lease range on parameters), 0.53 s of
+    // planning against 1.8 s of running them over 50,000 empty trials (pg_stat_statements).
+    db_.plan_generically();
     expire(options, now);
     // The claim is the transaction's last statement (one, on PostgreSQL): its COMMIT goes
     // with it, so the rows it locks are free again as soon as the server has run both.

@@ -141,6 +141,7 @@ class Db {
   // PostgreSQL's Db sends COMMIT with the statement after this call (pg_db.h); SQLite commits
   // in this process, with no round trip to save.
   void commit_with_next() {}
+  void plan_generically() {}
 
   // Throws SqliteError for rc with the label, the current step, `what` and SQLite's message.
   [[noreturn]] void fail(int rc, std::string_view what) const;

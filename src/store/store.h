@@ -311,6 +311,9 @@ class Store {
     uint64_t busy_waits = 0;
     uint64_t retries = 0;        // whole transactions retried after the busy timeout
     uint64_t queue_vacuums = 0;  // PostgreSQL: VACUUMs of the claim queue (pg_store.cc)
+    // PostgreSQL: claim transactions run on generic plans (pg::Db::plan_generically); 0
+    // behind a transaction pooler, where statements go unnamed.
+    uint64_t generic_plan_transactions = 0;
     // SQLite: virtual-machine steps of the statements run, a count of the work done that does
     // not depend on the machine's speed (tests check how a statement's work grows). 0 on
     // PostgreSQL.

@@ -520,6 +520,21 @@ TEST_P(StoreTest, ClaimsVacuumTheQueueEveryFewThousandTrials) {
             1);
 }
 
+// On PostgreSQL a claim's transaction runs on generic plans (Db::plan_generically, whose
+// own test shows the server keeps to them): its LIMIT and lease range on parameters made
+// PostgreSQL plan the claim anew at every call. Not behind a transaction pooler (statements
+// go unnamed there) nor on SQLite.
+TEST_P(StoreTest, ClaimsRunOnGenericPlansOnPostgres) {
+  study_with_trials("s", 6);
+  const uint64_t before = store_->stats().generic_plan_transactions;
+  const Claim a = *store_->claim_next("w", lease(kClaimLease));
+  store_->claim_batch("w", lease(kClaimLease), 2);
+  const TrialFinish done{a.trial_id, a.attempt, TrialStatus::kCompleted, nullptr, 0.5, "", {}};
+  EXPECT_EQ(store_->finish_and_claim_trials({done}, "w", lease(kClaimLease), 2).claims.size(), 2u);
+  const uint64_t after = store_->stats().generic_plan_transactions;
+  EXPECT_EQ(after - before, backend() == testing::Backend::kPostgres ? 3u : 0u);
+}
+
 TEST_P(StoreTest, FinishTrialsAppliesEachReportOnceAndIsAllOrNothing) {
   const int64_t study = study_with_trials("s", 4);
   const Claim a = *store_->claim_next("w", lease(kClaimLease));

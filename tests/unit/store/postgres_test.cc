@@ -466,6 +466,69 @@ TEST(Postgres, TheLastStatementCarriesTheCommit) {
   pg.drop_database(db);
 }
 
+// After plan_generically, the rest of the transaction runs its prepared statements on
+// generic plans (made once, then reused), whether the setting goes with the transaction's
+// first statement, a later one or its last (commit_with_next, as claims do); the next
+// transaction plans as PostgreSQL chooses again (its first five runs of a statement on
+// custom plans). Behind a transaction pooler the call changes nothing.
+TEST(Postgres, PlanGenericallyHoldsForTheRestOfItsTransactionOnly) {
+  PostgresService& pg = PostgresService::instance();
+  const std::string db = pg.fresh_database();
+  {
+    pg::Db conn(pg.url_of(db), "test", {});
+    conn.write("setup", [&] {
+      conn.exec_script(
+          "CREATE TABLE t (k int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 1000)");
+    });
+    // A range and a LIMIT on parameters: PostgreSQL's own choice stays on custom plans.
+    const char* probe = "SELECT k FROM t WHERE k < $1 ORDER BY k LIMIT $2";
+    const char* last = "SELECT count(*) FROM t WHERE k > $1";
+    auto plans = [&](const char* sql) {
+      return conn.read("plans", [&] {
+        pg::Result r = conn.query(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+            std::string(sql));
+        EXPECT_EQ(r.rows(), 1);
+        return std::pair<int64_t, int64_t>(r.i64(0, 0), r.i64(0, 1));
+      });
+    };
+    conn.write("first", [&] {
+      conn.plan_generically();
+      for (int i = 1; i <= 3; ++i) EXPECT_EQ(conn.query(probe, i * 10, 2).rows(), 2);
+    });
+    EXPECT_EQ(plans(probe), std::make_pair(int64_t{3}, int64_t{0}));
+    EXPECT_EQ(conn.generic_plans(), 1u);
+
+    conn.write("plain", [&] { conn.query(probe, 50, 2); });
+    EXPECT_EQ(plans(probe), std::make_pair(int64_t{3}, int64_t{1}));
+
+    conn.write("later", [&] {
+      conn.exec("INSERT INTO t VALUES (1001)");
+      conn.plan_generically();
+      conn.query(probe, 60, 2);
+      conn.commit_with_next();
+      EXPECT_EQ(conn.query(last, 10).i64(0, 0), 991);
+    });
+    EXPECT_EQ(plans(probe), std::make_pair(int64_t{4}, int64_t{1}));
+    EXPECT_EQ(plans(last), std::make_pair(int64_t{1}, int64_t{0}));
+    EXPECT_EQ(conn.generic_plans(), 2u);
+
+    EXPECT_STORE_ERROR(conn.plan_generically(), ErrorCode::kInternal,
+                       "plan_generically outside a transaction");
+  }
+  {
+    pg::Db::Options pooled;
+    pooled.transaction_pooling = true;
+    pg::Db conn(pg.url_of(db), "pooled", pooled);
+    conn.write("pooled", [&] {
+      conn.plan_generically();
+      EXPECT_EQ(conn.query("SELECT current_setting('plan_cache_mode')").text(0, 0), "auto");
+    });
+    EXPECT_EQ(conn.generic_plans(), 0u);
+  }
+  pg.drop_database(db);
+}
+
 // A maintenance command (VACUUM, which a transaction cannot run) runs outside any, is
 // retried over a lost connection as transactions are, and a real error names its step.
 TEST(Postgres, MaintenanceRunsOutsideATransactionAndOutlastsALostConnection) {
