@@ -141,6 +141,8 @@ class Db {
   // PostgreSQL's Db sends COMMIT with the statement after this call (pg_db.h); SQLite commits
   // in this process, with no round trip to save.
   void commit_with_next() {}
+  // PostgreSQL's Db keeps the rest of the transaction on generic plans (pg_db.h); SQLite
+  // compiles each statement once already.
   void plan_generically() {}
 
   // Throws SqliteError for rc with the label, the current step, `what` and SQLite's message.
