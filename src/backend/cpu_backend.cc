@@ -380,11 +380,12 @@ class CpuBackend final : public Backend {
           const int label = static_cast<int>(t[0]);
           const int argmax = static_cast<int>(std::max_element(o, o + cols) - o);
           const float mx = o[argmax];
+          const float at_label = o[label];  // read before d is written: d may be o itself
           float* e = d ? d : row_exp.data();
           for (int c = 0; c < cols; ++c) e[c] = fast_exp(o[c] - mx);
           float sum = 0.f;
           for (int c = 0; c < cols; ++c) sum += e[c];
-          member_loss += mx + std::log(sum) - o[label];
+          member_loss += mx + std::log(sum) - at_label;
           member_correct += argmax == label;
           if (d) {
             const float scale = inv_batch / sum;

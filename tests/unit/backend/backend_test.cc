@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -136,6 +137,41 @@ TEST(CpuBackend, RefusesReducedPrecisionNamingCuda) {
     EXPECT_EQ(b->precision(), Precision::kFp32);
   }
   b->set_precision(Precision::kFp32);
+}
+
+// Softmax cross-entropy against its definition (in double), and with the gradient written
+// over the outputs themselves: the same loss and the same gradient bits as into a buffer of
+// its own.
+TEST(CpuBackend, CrossEntropyMatchesItsDefinitionAlsoWithTheGradientOverTheOutputs) {
+  auto b = make_cpu_backend(1);
+  constexpr int kRows = 3, kCols = 4, kBatch = 4;
+  const std::vector<float> out = {0.5f, -1.f, 2.f, 0.f, 3.f, 3.f, -2.f, 1.f, -4.f, 0.f, 8.f, 7.5f};
+  const std::vector<float> labels = {2, 0, 3};
+  double expected_loss = 0;
+  std::vector<double> expected_grad(out.size());
+  for (int r = 0; r < kRows; ++r) {
+    double sum = 0;
+    for (int c = 0; c < kCols; ++c) sum += std::exp(static_cast<double>(out[r * kCols + c]));
+    const int label = static_cast<int>(labels[r]);
+    expected_loss += std::log(sum) - out[r * kCols + label];
+    for (int c = 0; c < kCols; ++c)
+      expected_grad[r * kCols + c] =
+          (std::exp(static_cast<double>(out[r * kCols + c])) / sum - (c == label)) / kBatch;
+  }
+  std::vector<float> grad(out.size());
+  double loss = 0, correct = 0;
+  b->loss(Loss::kSoftmaxCrossEntropy, 1, kRows, kCols, out.data(), labels.data(), grad.data(),
+          kBatch, &loss, &correct);
+  EXPECT_NEAR(loss, expected_loss, 1e-5);
+  EXPECT_EQ(correct, 2);  // rows 0 and 1 (a tie goes to the first column); row 2 is wrong
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(grad[i], expected_grad[i], 1e-6) << i;
+
+  std::vector<float> in_place = out;
+  double loss_in_place = 0;
+  b->loss(Loss::kSoftmaxCrossEntropy, 1, kRows, kCols, in_place.data(), labels.data(),
+          in_place.data(), kBatch, &loss_in_place, nullptr);
+  EXPECT_EQ(loss_in_place, loss);
+  EXPECT_EQ(in_place, grad);
 }
 
 // Released buffers stay with the backend (and count) for the next trial to reuse: freed to
