@@ -16,7 +16,10 @@ script="$services/$service.sh" pgbouncer_script="$services/pgbouncer.sh"
 export POSTGRES_FAST=1  # tests only: no fsync (see postgres.sh)
 case "$action" in
   up)
-    # A server left by an interrupted run is stopped; its data is not reused.
+    # A server (and its pooler) left by an interrupted run is stopped; its data is not
+    # reused. The pooler first: once the directory is gone nothing could find it.
+    [ "$service" != postgres ] ||
+      bash "$pgbouncer_script" stop "$dir/pgbouncer" >/dev/null 2>&1 || true
     bash "$script" stop "$dir" >/dev/null 2>&1 || true
     rm -rf "$dir"
     for _ in 1 2 3 4 5; do
