@@ -325,7 +325,8 @@ int main(int argc, char** argv) {
   // Training shapes of digits 8x128 at batch 32 (64 inputs, 10 classes), then larger classes,
   // validation passes (256 rows at a time, trainer.cc), width 1024 at batch 32, and its
   // weight gradient at batches 64 and 128 (where the AVX-512 kernels and OpenBLAS's cross),
-  // forward products of short batches (around where cpu_gemm.cc transposes X and C, not W).
+  // forward products of short batches (around where cpu_gemm.cc transposes X and C, not W),
+  // weight gradients of short batches (around where cpu_gemm.cc leaves them to OpenBLAS).
   // clang-format off
   const std::vector<Shape> shapes = {
       {"fwd", 32, 128, 64},    {"fwd", 32, 128, 128},  {"fwd", 32, 10, 128},
@@ -342,7 +343,10 @@ int main(int argc, char** argv) {
       {"fwd", 32, 1024, 1024}, {"dw", 1024, 1024, 32}, {"dx", 32, 1024, 1024},
       {"dw", 1024, 1024, 64},  {"dw", 1024, 1024, 128},
       {"fwd", 1, 128, 128},    {"fwd", 8, 256, 256},   {"fwd", 16, 128, 128},
-      {"fwd", 32, 256, 128},   {"fwd", 32, 128, 256},  {"fwd", 32, 10, 256}};
+      {"fwd", 32, 256, 128},   {"fwd", 32, 128, 256},  {"fwd", 32, 10, 256},
+      {"dw", 16, 64, 32},      {"dw", 32, 32, 32},     {"dw", 64, 64, 8},
+      {"dw", 128, 128, 16},    {"dw", 64, 64, 64},     {"dw", 128, 128, 64},
+      {"dw", 256, 128, 32},    {"dw", 128, 256, 32},   {"dw", 64, 256, 32}};
   // clang-format on
   benchmark::RegisterBenchmark("peak/openblas/1024", BM_Peak, 1024)->MinTime(0.3);
   register_fma_peaks();

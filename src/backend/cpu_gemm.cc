@@ -60,8 +60,13 @@ SmallGemm small_gemm_kernels() {
 // AVX-512 kernels (SkylakeX), those lead on weight gradients past 33.6 MFLOP summed over 64
 // rows or more (1024 x 1024 x k, GFLOP/s, with 12-row tiles: k = 64 121-128 against 105-110,
 // 128 135-137 against 102-110, 256 155-156 against 98-104; this file's column panels were
-// sized on Zen 5), trail at k = 32 (95-97 against 114-122) and are level on forward passes;
-// smaller weight gradients stay here.
+// sized on Zen 5), trail at k = 32 (95-97 against 114-122) and are level on forward passes.
+// They also lead, by a little, on the weight gradients of a batch of up to 32 rows into at
+// most 128 x 128 (gemm_bench, 2026-12-07, medians of 3 runs, GFLOP/s: 128 x 128 x 32 150-168
+// against 147-153, 128 x 64 x 32 146-166 against 144-155, 64 x 64 x 32 146-170 against
+// 149-158, 64 x 64 x 8 128 against 111), and gemm_bench's training row (digits 8 x 128, batch
+// 32) ran its products 1.01-1.09x faster with those there (6 rounds, alternating); from
+// 256 x 128 these lead again (145 against 112). The other weight gradients stay here.
 constexpr double kAvx2MaxFlops = 2.0 * 128 * 128 * 128;
 constexpr double kAvx512MaxFlops = 2.0 * 256 * 256 * 256;
 constexpr double kAvx512TransposedMaxFlops = 2.0 * 256 * 1024 * 1024;
@@ -81,6 +86,8 @@ bool use_small_gemm(bool trans_a, bool trans_b, int m, int n, int k) {
   if (small_gemm_kernels() != SmallGemm::kAvx512) return flops <= kAvx2MaxFlops;
   if (trans_a && !trans_b && flops > kAvx512MaxFlops && k >= 64 && blas_runs_avx512_kernels())
     return false;
+  if (trans_a && !trans_b && k <= 32 && m * n <= 128 * 128 && blas_runs_avx512_kernels())
+    return false;  // a short batch's weight gradient
   return flops <= (trans_a || trans_b ? kAvx512TransposedMaxFlops : kAvx512MaxFlops);
 }
 

@@ -140,9 +140,10 @@ TEST_P(CpuGemm, TheLargestShapesTheKernelsTake) {
 }
 
 // Which products take the AVX-512 kernels: every training shape of widths up to 256; forward
-// passes and weight gradients of width 1024, except weight gradients past 256^3 over batches
-// of 64 or more where OpenBLAS runs its own AVX-512 kernels (1.15-1.55x these there); input
-// gradients of width 1024 never.
+// passes and weight gradients of width 1024, except, where OpenBLAS runs its own AVX-512
+// kernels, weight gradients past 256^3 over batches of 64 or more (1.15-1.55x these there)
+// and those of batches up to 32 into at most 128 x 128 (1.01-1.13x); input gradients of width
+// 1024 never.
 TEST(UseSmallGemm, LargeWeightGradientsGoToOpenBlasWhereItHasAvx512Kernels) {
   if (cpu::small_gemm_kernels() != cpu::SmallGemm::kAvx512) GTEST_SKIP() << "no AVX-512 here";
   EXPECT_TRUE(cpu::use_small_gemm(false, true, 32, 256, 256));   // forward
@@ -153,6 +154,10 @@ TEST(UseSmallGemm, LargeWeightGradientsGoToOpenBlasWhereItHasAvx512Kernels) {
   EXPECT_EQ(cpu::use_small_gemm(true, false, 1024, 1024, 256), !cpu::blas_runs_avx512_kernels());
   EXPECT_EQ(cpu::use_small_gemm(true, false, 1024, 1024, 64), !cpu::blas_runs_avx512_kernels());
   EXPECT_TRUE(cpu::use_small_gemm(true, false, 1024, 1024, 32));
+  EXPECT_EQ(cpu::use_small_gemm(true, false, 128, 128, 32), !cpu::blas_runs_avx512_kernels());
+  EXPECT_EQ(cpu::use_small_gemm(true, false, 10, 128, 29), !cpu::blas_runs_avx512_kernels());
+  EXPECT_TRUE(cpu::use_small_gemm(true, false, 256, 128, 32));
+  EXPECT_TRUE(cpu::use_small_gemm(true, false, 128, 128, 64));
 }
 
 TEST_P(CpuGemm, BetaZeroIgnoresWhatCHeld) {
