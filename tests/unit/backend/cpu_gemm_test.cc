@@ -144,7 +144,7 @@ TEST_P(CpuGemm, TheLargestShapesTheKernelsTake) {
 // kernels, weight gradients past 256^3 over batches of 64 or more (1.15-1.55x these there)
 // and those of batches up to 32 into at most 128 x 128 (1.01-1.13x); input gradients of width
 // 1024 never.
-TEST(UseSmallGemm, LargeWeightGradientsGoToOpenBlasWhereItHasAvx512Kernels) {
+TEST(UseSmallGemm, LargeAndShortBatchWeightGradientsGoToOpenBlasWhereItHasAvx512Kernels) {
   if (cpu::small_gemm_kernels() != cpu::SmallGemm::kAvx512) GTEST_SKIP() << "no AVX-512 here";
   EXPECT_TRUE(cpu::use_small_gemm(false, true, 32, 256, 256));   // forward
   EXPECT_TRUE(cpu::use_small_gemm(true, false, 256, 256, 32));   // weight gradient
