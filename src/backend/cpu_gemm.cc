@@ -66,7 +66,10 @@ SmallGemm small_gemm_kernels() {
 // against 147-153, 128 x 64 x 32 146-166 against 144-155, 64 x 64 x 32 146-170 against
 // 149-158, 64 x 64 x 8 128 against 111), and gemm_bench's training row (digits 8 x 128, batch
 // 32) ran its products 1.01-1.09x faster with those there (6 rounds, alternating); from
-// 256 x 128 these lead again (145 against 112). The other weight gradients stay here.
+// 256 x 128 these lead again (145 against 112). The other weight gradients stay here. On
+// those it takes, OpenBLAS gives these kernels' bits (each element one FMA chain over k in
+// order; tested), so a small network trained there still reruns bit for bit on the kernels
+// alone (on an AVX2 machine, say).
 constexpr double kAvx2MaxFlops = 2.0 * 128 * 128 * 128;
 constexpr double kAvx512MaxFlops = 2.0 * 256 * 256 * 256;
 constexpr double kAvx512TransposedMaxFlops = 2.0 * 256 * 1024 * 1024;

@@ -6,6 +6,7 @@
 // instruction set). An instruction set this CPU lacks is skipped.
 #include "backend/cpu_gemm.h"
 
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -394,6 +395,34 @@ TEST(CpuGemmInstructionSets, Avx512GivesTheAvx2BitsOnEveryShapeAndEpilogue) {
               ASSERT_EQ(0, std::memcmp(avx2.bias_grad.data(), avx512.bias_grad.data(),
                                        avx2.bias_grad.size() * 4));
             }
+}
+
+// The weight gradients use_small_gemm leaves to OpenBLAS (a short batch's, where OpenBLAS runs
+// its own AVX-512 kernels) come out with the kernels' bits: each element one FMA chain over
+// k in order, as training computes them (alpha 1, beta 0). Else a small network trained
+// here would not rerun bit for bit on a machine whose OpenBLAS differs.
+TEST(CpuGemmInstructionSets, OpenBlasGivesTheKernelsBitsOnTheWeightGradientsItTakes) {
+  if (!cpu::cpu_runs(cpu::SmallGemm::kAvx2)) GTEST_SKIP() << "no AVX2 kernels here";
+  if (cpu::small_gemm_kernels() != cpu::SmallGemm::kAvx512 || !cpu::blas_runs_avx512_kernels())
+    GTEST_SKIP() << "OpenBLAS takes no short-batch weight gradient here";
+  int taken = 0;
+  for (int m : {1, 10, 16, 17, 33, 64, 100, 128})
+    for (int n : {1, 7, 16, 31, 64, 128, 256})
+      for (int k : {1, 2, 7, 16, 29, 32})
+        for (int pad : {0, 3}) {
+          if (cpu::use_small_gemm(true, false, m, n, k)) continue;
+          ++taken;
+          const Case c{true, false, m, n, k, pad, 1.f, 0.f};
+          SCOPED_TRACE(c.str());
+          Operands o(c, 11 + m + n + k);
+          std::vector<float> blas = o.cmat, kernels = o.cmat;
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, 1.f, o.a.data(), o.lda,
+                      o.b.data(), o.ldb, 0.f, blas.data(), o.ldc);
+          cpu::sgemm_small(cpu::SmallGemm::kAvx2, true, false, m, n, k, 1.f, o.a.data(), o.lda,
+                           o.b.data(), o.ldb, 0.f, kernels.data(), o.ldc, {});
+          ASSERT_EQ(0, std::memcmp(blas.data(), kernels.data(), blas.size() * 4));
+        }
+  EXPECT_GT(taken, 100);  // the sweep reached the rule
 }
 
 // Unless the environment holds them back, the backend takes the widest kernels the CPU runs
