@@ -103,14 +103,23 @@ EOF
     chown -R postgres: "$dir"
     as=(runuser -u postgres --)
   fi
+  # Ready when this start's part of the log says so. The port answering is not enough: the
+  # daemon forks before it binds, and a port another process holds answers too, while ours
+  # logs "nowhere to listen on" and exits.
+  local from
+  from=$(($(stat -c %s "$log") + 1))
   "${as[@]}" pgbouncer -d "$dir/pgbouncer.ini" >>"$log" 2>&1 ||
     { tail -n 5 "$log" >&2; die "pgbouncer did not start (log: $log)"; }
   local waited=0
-  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-    [ $waited -lt $((wait_s * 10)) ] || { tail -n 5 "$log" >&2; die "not listening on $port"; }
+  until tail -c "+$from" "$log" | grep -q "process up:"; do
+    if tail -c "+$from" "$log" | grep -q "FATAL" || [ $waited -ge $((wait_s * 10)) ]; then
+      tail -c "+$from" "$log" | tail -n 5 >&2
+      die "not listening on 127.0.0.1:$port (log: $log)"
+    fi
     sleep 0.1
     waited=$((waited + 1))
   done
+  running || die "pgbouncer exited after starting (log: $log)"
   url "$port"
 }
 
