@@ -110,14 +110,16 @@ EOF
   from=$(($(stat -c %s "$log") + 1))
   "${as[@]}" pgbouncer -d "$dir/pgbouncer.ini" >>"$log" 2>&1 ||
     { tail -n 5 "$log" >&2; die "pgbouncer did not start (log: $log)"; }
-  local waited=0
-  until tail -c "+$from" "$log" | grep -q "process up:"; do
-    if tail -c "+$from" "$log" | grep -q "FATAL" || [ $waited -ge $((wait_s * 10)) ]; then
-      tail -c "+$from" "$log" | tail -n 5 >&2
+  local waited=0 lines
+  lines="$(tail -c "+$from" "$log")"
+  until [[ "$lines" == *"process up:"* ]]; do
+    if [[ "$lines" == *FATAL* ]] || [ $waited -ge $((wait_s * 10)) ]; then
+      tail -n 5 <<<"$lines" >&2
       die "not listening on 127.0.0.1:$port (log: $log)"
     fi
     sleep 0.1
     waited=$((waited + 1))
+    lines="$(tail -c "+$from" "$log")"
   done
   running || die "pgbouncer exited after starting (log: $log)"
   url "$port"
