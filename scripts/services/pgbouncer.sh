@@ -110,16 +110,15 @@ EOF
   from=$(($(stat -c %s "$log") + 1))
   "${as[@]}" pgbouncer -d "$dir/pgbouncer.ini" >>"$log" 2>&1 ||
     { tail -n 5 "$log" >&2; die "pgbouncer did not start (log: $log)"; }
-  local waited=0 lines
-  lines="$(tail -c "+$from" "$log")"
-  until [[ "$lines" == *"process up:"* ]]; do
-    if [[ "$lines" == *FATAL* ]] || [ $waited -ge $((wait_s * 10)) ]; then
+  local waited lines
+  for ((waited = 0; ; waited++)); do
+    lines="$(tail -c "+$from" "$log")"
+    [[ "$lines" != *"process up:"* ]] || break
+    if [[ "$lines" == *FATAL* ]] || [ "$waited" -ge $((wait_s * 10)) ]; then
       tail -n 5 <<<"$lines" >&2
       die "not listening on 127.0.0.1:$port (log: $log)"
     fi
     sleep 0.1
-    waited=$((waited + 1))
-    lines="$(tail -c "+$from" "$log")"
   done
   running || die "pgbouncer exited after starting (log: $log)"
   url "$port"
