@@ -44,6 +44,32 @@ std::string signed_seconds(const json& v) {
   return v.is_number() ? fmt::format("{:+.3g} s", v.get<double>()) : "\u2014";
 }
 
+// "[31%, 58%]": a share's bootstrap interval.
+std::string interval(const json& share) {
+  return "[" + percent(share["low"]) + ", " + percent(share["high"]) + "]";
+}
+
+// One dataset's importance in words: the important parameters with their shares and
+// intervals, or why none is named (n always said).
+std::string importance_answer(const json& d) {
+  const std::string n = "n = " + cell(d["n"]);
+  const std::string verdict = d["verdict"];
+  if (verdict == "nothing_varies") return "no parameter varies (" + n + ")";
+  if (verdict == "too_few_trials")
+    return "too few trials to tell (" + n + ", at least " + cell(d["min_n"]) + " needed)";
+  if (verdict == "noise")
+    return "no parameter explains the metric better than noise (out-of-bag R\u00b2 " +
+           cell(d["oob_r2"], 2) + ", " + n + ")";
+  std::string named;
+  for (const json& p : d["ranked"])
+    if (p["important"].get<bool>())
+      named += (named.empty() ? "" : ", ") + name(p, "parameter") + " " + percent(p["share"]) +
+               " " + interval(p);
+  return (named.empty() ? std::string("no parameter stands out alone") : named) +
+         " of the variance; interactions " + percent(d["interactions"]["share"]) +
+         " (out-of-bag R\u00b2 " + cell(d["oob_r2"], 2) + ", " + n + ")";
+}
+
 // The costs a Pareto front trades the metric against: the key and its words.
 constexpr std::pair<const char*, const char*> kCosts[] = {{"parameter_count", "parameter count"},
                                                           {"seconds", "training time"}};
@@ -100,15 +126,8 @@ std::string answers_section(const json& f) {
             "</li>\n";
   }
   body += "</ul>\n<h3>Which parameters matter</h3>\n<ul class=\"answers\">\n";
-  for (const json& d : f["importance"]) {
-    std::string top;
-    for (size_t i = 0; i < d["ranked"].size() && i < 3; ++i)
-      top += (i ? ", " : "") + name(d["ranked"][i], "parameter") + " " +
-             percent(d["ranked"][i]["share"]);
-    body += "<li><b>" + name(d, "dataset") +
-            "</b>: " + (top.empty() ? std::string("no parameter varies") : top) +
-            " of the variance</li>\n";
-  }
+  for (const json& d : f["importance"])
+    body += "<li><b>" + name(d, "dataset") + "</b>: " + importance_answer(d) + "</li>\n";
   body += "</ul>\n";
   return section("answers", "Answers", body);
 }
@@ -188,15 +207,23 @@ std::string time_section(const json& f) {
 
 std::string importance_section(const json& f) {
   std::string body =
-      "<p class=\"muted\">Share of the metric's variance explained by each parameter's "
-      "marginal means (first-order variance decomposition; see the rules below).</p>\n" +
+      "<p class=\"muted\">Share of the metric's variance each parameter explains alone over "
+      "the search space, the rest being interactions (fANOVA over a random forest, with "
+      "bootstrap intervals; see the rules below).</p>\n" +
       plot_div("importance");
-  HtmlTable imp({"dataset", "parameter", "#share", "#groups"}, "importance-table");
+  HtmlTable imp({"dataset", "#n", "parameter", "#share", "#90% interval", "important"},
+                "importance-table");
   for (const json& d : f["importance"]) {
+    if (d["verdict"] != "shares") {
+      imp.row(
+          {name(d, "dataset"), cell(d["n"]), "<i>" + importance_answer(d) + "</i>", "", "", ""});
+      continue;
+    }
     for (const json& p : d["ranked"])
-      imp.row({name(d, "dataset"), name(p, "parameter"), percent(p["share"]),
-               cell(p["groups"]) + (p["binned"].get<bool>() ? " quantile bins" : "")});
-    imp.row({name(d, "dataset"), "<i>rest (interactions, noise)</i>", percent(d["rest"]), ""});
+      imp.row({name(d, "dataset"), cell(d["n"]), name(p, "parameter"), percent(p["share"]),
+               interval(p), p["important"].get<bool>() ? "yes" : "no"});
+    imp.row({name(d, "dataset"), cell(d["n"]), "<i>interactions</i>",
+             percent(d["interactions"]["share"]), interval(d["interactions"]), ""});
   }
   body += imp.str();
   const json& e = f["effects"];

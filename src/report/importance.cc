@@ -2,102 +2,117 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
-
-#include "report/stats.h"
 
 namespace layerlab::report {
 namespace {
 
 using nlohmann::json;
 
-// Group ids of the trials by the value of parameter p (quantile bins for a numeric one with
-// many values).
-std::vector<int> groups_of(const Sample& s, int p, const std::vector<const CachedTrial*>& trials,
-                           ParamImportance& out) {
+// The trials' coordinates in [0, 1) for parameter p: its search domain's own (Domain::
+// to_unit: log scale, equal cells for choices) when the study defines it and every value
+// lies in it; otherwise equal cells for its distinct values in order.
+std::vector<double> coordinates(const Sample& s, int p,
+                                const std::vector<const CachedTrial*>& trials) {
   const auto i = static_cast<size_t>(p);
-  bool numeric = true;
-  std::vector<double> x;
-  x.reserve(trials.size());
-  for (const CachedTrial* t : trials) {
-    const Scalar& v = t->params[i];
-    numeric = numeric && v.string < 0 && std::isfinite(v.number);
-    x.push_back(v.number);
-  }
-  if (numeric) {
-    std::vector<double> sorted = x;
-    std::sort(sorted.begin(), sorted.end());
-    const auto distinct = std::unique(sorted.begin(), sorted.end()) - sorted.begin();
-    if (distinct > kImportanceBins) {
-      out.binned = true;
-      return quantile_bins(x, kImportanceBins, &out.groups);
+  std::vector<double> out;
+  out.reserve(trials.size());
+  const auto& parameters = s.view->spec.parameters;
+  const auto domain = std::find_if(parameters.begin(), parameters.end(), [&](const auto& named) {
+    return named.first == s.param_name(p);
+  });
+  if (domain != parameters.end()) {
+    for (const CachedTrial* t : trials) {
+      const std::optional<double> u = domain->second.to_unit(s.level_json(p, t->params[i]));
+      if (!u) break;
+      out.push_back(*u);
     }
+    if (out.size() == trials.size()) return out;
+    out.clear();
   }
-  std::map<Scalar, int, ScalarOrder> index(ScalarOrder{s.view});
-  std::vector<int> group;
-  group.reserve(trials.size());
+  std::map<Scalar, size_t, ScalarOrder> levels(ScalarOrder{s.view});
+  for (const CachedTrial* t : trials) levels.emplace(t->params[i], 0);
+  size_t k = 0;
+  for (auto& [level, index] : levels) index = k++;
   for (const CachedTrial* t : trials)
-    group.push_back(index.emplace(t->params[i], static_cast<int>(index.size())).first->second);
-  out.groups = static_cast<int>(index.size());
-  return group;
+    out.push_back((static_cast<double>(levels.at(t->params[i])) + 0.5) /
+                  static_cast<double>(levels.size()));
+  return out;
+}
+
+bool constant(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
+}
+
+DatasetImportance analyse_dataset(const Sample& s, const std::string& dataset,
+                                  const std::vector<const CachedTrial*>& trials,
+                                  const FanovaOptions& options) {
+  DatasetImportance d;
+  d.dataset = dataset;
+  d.n = trials.size();
+  std::vector<int> params;
+  std::vector<std::vector<double>> columns;
+  for (int p : s.varied_params()) {
+    std::vector<double> c = coordinates(s, p, trials);
+    if (constant(c)) continue;  // varies on other datasets only
+    params.push_back(p);
+    columns.push_back(std::move(c));
+  }
+  if (params.empty()) {
+    d.verdict = ImportanceVerdict::kNothingVaries;
+    return d;
+  }
+  if (d.n < kMinImportanceTrials) {
+    d.verdict = ImportanceVerdict::kTooFewTrials;
+    return d;
+  }
+  std::vector<std::vector<double>> x(trials.size(), std::vector<double>(params.size()));
+  std::vector<double> y;
+  for (size_t r = 0; r < trials.size(); ++r) {
+    for (size_t c = 0; c < params.size(); ++c) x[r][c] = columns[c][r];
+    y.push_back(trials[r]->value);
+  }
+  const FanovaResult f = fanova(x, y, options);
+  d.oob_r2 = f.oob_r2;
+  if (f.oob_r2 < kMinExplainedR2) {
+    d.verdict = ImportanceVerdict::kNoise;
+    return d;
+  }
+  for (size_t c = 0; c < params.size(); ++c)
+    d.ranked.push_back(
+        {s.param_name(params[c]), f.main_effects[c], f.main_effects[c].low >= kImportantShare});
+  std::stable_sort(d.ranked.begin(), d.ranked.end(),
+                   [](const ParamImportance& a, const ParamImportance& b) {
+                     return a.share.share > b.share.share;
+                   });
+  d.interactions = f.interactions;
+  return d;
+}
+
+json share_json(const Share& s) {
+  return {
+      {"share", number_json(s.share)}, {"low", number_json(s.low)}, {"high", number_json(s.high)}};
 }
 
 }  // namespace
 
-std::vector<int> quantile_bins(const std::vector<double>& x, int bins, int* groups) {
-  const size_t n = x.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&x](size_t a, size_t b) { return x[a] < x[b]; });
-  std::vector<int> out(n, 0);
-  int id = -1, last_bin = -1;
-  for (size_t r = 0; r < n; ++r) {
-    const size_t i = order[r];
-    if (r > 0 && x[i] == x[order[r - 1]]) {  // a tie stays in its value's bin
-      out[i] = id;
-      continue;
-    }
-    const int bin = static_cast<int>(r * static_cast<size_t>(bins) / n);
-    if (bin != last_bin) {
-      ++id;
-      last_bin = bin;
-    }
-    out[i] = id;
+const char* to_string(ImportanceVerdict v) {
+  switch (v) {
+    case ImportanceVerdict::kShares:
+      return "shares";
+    case ImportanceVerdict::kTooFewTrials:
+      return "too_few_trials";
+    case ImportanceVerdict::kNoise:
+      return "noise";
+    case ImportanceVerdict::kNothingVaries:
+      return "nothing_varies";
   }
-  if (groups) *groups = id + 1;
-  return out;
+  return "?";
 }
 
-std::vector<DatasetImportance> analyse_importance(const Sample& s) {
+std::vector<DatasetImportance> analyse_importance(const Sample& s, const FanovaOptions& options) {
   std::vector<DatasetImportance> out;
-  const std::vector<int> params = s.varied_params();
-  for (const auto& [dataset, trials] : s.by_dataset()) {
-    DatasetImportance d;
-    d.dataset = dataset;
-    d.n = trials.size();
-    std::vector<double> y;
-    Moments m;
-    for (const CachedTrial* t : trials) {
-      y.push_back(t->value);
-      m.add(t->value);
-    }
-    d.variance = m.n ? m.m2 / static_cast<double>(m.n) : 0;
-    double sum = 0;
-    for (int p : params) {
-      ParamImportance imp;
-      imp.parameter = s.param_name(p);
-      const std::vector<int> group = groups_of(s, p, trials, imp);
-      if (imp.groups < 2) continue;  // constant on this dataset
-      imp.share = explained_share(y, group, imp.groups);
-      sum += imp.share;
-      d.ranked.push_back(imp);
-    }
-    std::stable_sort(
-        d.ranked.begin(), d.ranked.end(),
-        [](const ParamImportance& a, const ParamImportance& b) { return a.share > b.share; });
-    d.rest = std::max(0.0, 1 - sum);
-    out.push_back(std::move(d));
-  }
+  for (const auto& [dataset, trials] : s.by_dataset())
+    out.push_back(analyse_dataset(s, dataset, trials, options));
   return out;
 }
 
@@ -105,16 +120,21 @@ json to_json(const std::vector<DatasetImportance>& importance) {
   json out = json::array();
   for (const DatasetImportance& d : importance) {
     json ranked = json::array();
-    for (const ParamImportance& p : d.ranked)
-      ranked.push_back({{"parameter", p.parameter},
-                        {"share", number_json(p.share)},
-                        {"groups", p.groups},
-                        {"binned", p.binned}});
-    out.push_back({{"dataset", d.dataset},
-                   {"n", d.n},
-                   {"variance", number_json(d.variance)},
-                   {"ranked", std::move(ranked)},
-                   {"rest", number_json(d.rest)}});
+    for (const ParamImportance& p : d.ranked) {
+      json item = share_json(p.share);
+      item["parameter"] = p.parameter;
+      item["important"] = p.important;
+      ranked.push_back(std::move(item));
+    }
+    json item = {{"dataset", d.dataset},
+                 {"n", d.n},
+                 {"min_n", kMinImportanceTrials},
+                 {"verdict", to_string(d.verdict)},
+                 {"ranked", std::move(ranked)}};
+    if (d.verdict == ImportanceVerdict::kShares || d.verdict == ImportanceVerdict::kNoise)
+      item["oob_r2"] = number_json(d.oob_r2);
+    if (d.verdict == ImportanceVerdict::kShares) item["interactions"] = share_json(d.interactions);
+    out.push_back(std::move(item));
   }
   return out;
 }

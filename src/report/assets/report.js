@@ -72,34 +72,44 @@ function timeFitFigure(time) {
   });
 }
 
-// Importance: one horizontal bar per parameter and dataset, parameters by mean share.
+// Importance: one horizontal bar per parameter and dataset with its bootstrap interval,
+// parameters by mean share; datasets without shares (too few trials, noise) are left out
+// (the table says why).
 function importanceFigure(importance) {
+  const shown = importance.filter((d) => d.verdict === 'shares');
   const mean = new Map();
-  for (const d of importance) {
-    for (const r of d.ranked) mean.set(r.parameter, (mean.get(r.parameter) || 0) + r.share / importance.length);
+  for (const d of shown) {
+    for (const r of d.ranked) mean.set(r.parameter, (mean.get(r.parameter) || 0) + r.share / shown.length);
   }
   const params = [...mean.keys()].sort((a, b) => mean.get(b) - mean.get(a));
-  if (!params.length) return emptyFigure('no parameter varies');
-  const data = importance.map((d, k) => {
-    const share = new Map(d.ranked.map((r) => [r.parameter, r.share]));
+  if (!params.length) return emptyFigure('no dataset has shares to show (see the table)');
+  const data = shown.map((d, k) => {
+    const byName = new Map(d.ranked.map((r) => [r.parameter, r]));
+    const at = (p, f) => (byName.get(p) ? f(byName.get(p)) : 0);
     return {
       type: 'bar',
       orientation: 'h',
-      name: d.dataset,
+      name: `${d.dataset} (n = ${d.n})`,
       y: params.map(label),
-      x: params.map((p) => share.get(p) ?? 0),
+      x: params.map((p) => at(p, (r) => r.share)),
+      error_x: {
+        type: 'data',
+        symmetric: false,
+        array: params.map((p) => at(p, (r) => r.high - r.share)),
+        arrayminus: params.map((p) => at(p, (r) => r.share - r.low)),
+      },
       marker: { color: PALETTE[k % PALETTE.length] },
       meta: { role: 'importance', dataset: d.dataset },
-      hovertemplate: `<b>${d.dataset}</b><br>%{y}: %{x:.1%} of the variance<extra></extra>`,
+      hovertemplate: `<b>${d.dataset}</b> (n = ${d.n})<br>%{y}: %{x:.1%} of the variance<extra></extra>`,
     };
   });
   const base = baseLayout();
   const layout = baseLayout({
     barmode: 'group',
-    showlegend: importance.length > 1,
-    xaxis: { ...base.xaxis, title: { text: 'share of the metric\u2019s variance explained (eta\u00b2)' }, tickformat: '.0%', rangemode: 'tozero' },
+    showlegend: shown.length > 1,
+    xaxis: { ...base.xaxis, title: { text: 'share of the metric\u2019s variance explained alone (fANOVA)' }, tickformat: '.0%', rangemode: 'tozero' },
     yaxis: { ...base.yaxis, autorange: 'reversed' },
-    height: Math.max(260, 90 + params.length * Math.max(1, importance.length) * 22),
+    height: Math.max(260, 90 + params.length * Math.max(1, shown.length) * 22),
   });
   return { data, layout };
 }

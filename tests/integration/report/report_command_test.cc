@@ -111,17 +111,14 @@ TEST(ReportCommand, JsonNumbersAgreeWithTheTrials) {
     EXPECT_NEAR(t["fit"]["intercept"].get<double>(), my - sxy / sxx * mx, 1e-9);
   }
 
-  // Importance ranks the two varied parameters per dataset; the best configuration of each
-  // dataset is the (activation, depth) with the highest mean over its two seeds.
+  // Importance: 12 analysed trials per dataset are too few to tell (no shares, n said); the
+  // best configuration of each dataset is the (activation, depth) with the highest mean over
+  // its two seeds.
   ASSERT_EQ(r["importance"].size(), 2u);
   for (const json& d : r["importance"]) {
-    std::set<std::string> names;
-    for (const json& p : d["ranked"]) {
-      names.insert(p["parameter"]);
-      EXPECT_GE(p["share"].get<double>(), 0);
-      EXPECT_LE(p["share"].get<double>(), 1);
-    }
-    EXPECT_TRUE(names.size() <= 2 && !names.count("seed") && !names.count("units"));
+    EXPECT_EQ(d["n"], 12);
+    EXPECT_EQ(d["verdict"], "too_few_trials");
+    EXPECT_TRUE(d["ranked"].empty());
   }
   std::map<std::string, double> best_mean;
   for (const auto& [key, cell] : expected)

@@ -52,6 +52,12 @@ class ViewBuilder {
     return *this;
   }
 
+  // The search domain of a parameter, as a study file would give it.
+  ViewBuilder& domain(const std::string& name, const study::Domain& d) {
+    view_.spec.parameters.emplace_back(name, d);
+    return *this;
+  }
+
   // The parameter count of the trial added last.
   ViewBuilder& parameters(double count) {
     view_.trials.back().parameter_count = count;
