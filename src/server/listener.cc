@@ -106,9 +106,26 @@ void free_shared_body(void* cls) {
   delete static_cast<std::shared_ptr<const std::string>*>(cls);
 }
 
-MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res) {
+ssize_t no_body(void*, uint64_t, char*, size_t) {
+  return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+// The headers of a stream's response without its body, for HEAD: no length, since the
+// stream has none (the connection is closed after them). A chunked response would send
+// its final empty chunk even for HEAD.
+MHD_Response* make_head_of_stream(Response& res) {
+  res.stream->close();
+  MHD_Response* r =
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1, no_body, nullptr, nullptr);
+  if (r) MHD_set_response_options(r, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+  return r;
+}
+
+MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res, bool head) {
   MHD_Response* r = nullptr;
-  if (res.stream) {
+  if (res.stream && head) {
+    r = make_head_of_stream(res);
+  } else if (res.stream) {
     auto* st = new StreamState(res.stream, conn);
     r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, read_stream, st, free_stream);
     if (!r) {
@@ -132,8 +149,8 @@ MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res) {
   return r;
 }
 
-MHD_Result queue(MHD_Connection* conn, Response& res) {
-  MHD_Response* r = make_mhd_response(conn, res);
+MHD_Result queue(MHD_Connection* conn, Response& res, bool head = false) {
+  MHD_Response* r = make_mhd_response(conn, res, head);
   if (!r) return MHD_NO;  // out of memory: libmicrohttpd closes the connection
   const MHD_Result ok = MHD_queue_response(conn, static_cast<unsigned>(res.status), r);
   MHD_destroy_response(r);
@@ -336,7 +353,7 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req);
   Response res;
   impl->handler(req, res);
-  return queue(conn, res);
+  return queue(conn, res, req.method == MHD_HTTP_METHOD_HEAD);
 }
 
 void on_completed(void*, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode) {

@@ -1,7 +1,7 @@
 // How `layerlab serve` delimits request bodies (issue 52): a body whose length a proxy in
 // front and the server could read differently is refused with one reply and a close, so
-// nothing after it can pass as a second, smuggled request; a body over --max-body gets its
-// 413 whatever way it is sent.
+// nothing after it can pass as a second, smuggled request; HEAD never gets a body; a body
+// over --max-body gets its 413 whatever way it is sent.
 #include <cstdio>
 
 #include "integration/study_commands.h"
@@ -138,6 +138,33 @@ TEST_F(FramingTest, PipelinedRequestsWithBodiesAllGetAnswers) {
   EXPECT_EQ(raw_status(r), 405) << r;
   EXPECT_EQ(occurrences(r, "HTTP/1.1 "), 2u) << r;
   EXPECT_EQ(occurrences(r, "HTTP/1.1 200"), 1u) << r;
+}
+
+// HEAD gets the headers of GET and no body, on every route, the event stream included
+// (which sent its chunked framing to HEAD).
+TEST_F(FramingTest, HeadGetsHeadersAndNoBody) {
+  auto request = [](const char* method, const std::string& path) {
+    return std::string(method) + " " + path + " HTTP/1.1\r\n" + host() +
+           "Connection: close\r\n\r\n";
+  };
+  for (const std::string path : {"/api/v1/studies", "/healthz", "/"}) {
+    const std::string get = exchange_to_close(request("GET", path));
+    const std::string head = exchange_to_close(request("HEAD", path));
+    EXPECT_EQ(raw_status(head), 200) << path << head;
+    EXPECT_EQ(occurrences(head, "HTTP/1.1 "), 1u) << path << head;
+    EXPECT_EQ(body_of(head), "") << path;
+    EXPECT_NE(head.find("Content-Length: " + std::to_string(body_of(get).size()) + "\r\n"),
+              std::string::npos)
+        << path << head;
+  }
+  const std::string events = exchange_to_close(request("HEAD", "/api/v1/events"));
+  EXPECT_EQ(raw_status(events), 200) << events;
+  EXPECT_EQ(occurrences(events, "HTTP/1.1 "), 1u) << events;
+  EXPECT_EQ(body_of(events), "");
+  EXPECT_NE(events.find("text/event-stream"), std::string::npos) << events;
+  EXPECT_EQ(events.find("Content-Length"), std::string::npos) << "a stream has no length\n"
+                                                              << events;
+  expect_healthy();
 }
 
 // A client that waits for 100 Continue and announces a body over the limit gets the 413
