@@ -4,6 +4,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +13,9 @@
 #include <charconv>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "common/error.h"
 #include "common/mutex.h"
@@ -102,9 +106,26 @@ void free_shared_body(void* cls) {
   delete static_cast<std::shared_ptr<const std::string>*>(cls);
 }
 
-MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res) {
+ssize_t no_body(void*, uint64_t, char*, size_t) {
+  return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+// The headers of a stream's response without its body, for HEAD: no length, since the
+// stream has none (the connection is closed after them). A chunked response would send
+// its final empty chunk even for HEAD.
+MHD_Response* make_head_of_stream(Response& res) {
+  res.stream->close();
+  MHD_Response* r =
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1, no_body, nullptr, nullptr);
+  if (r) MHD_set_response_options(r, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+  return r;
+}
+
+MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res, bool head) {
   MHD_Response* r = nullptr;
-  if (res.stream) {
+  if (res.stream && head) {
+    r = make_head_of_stream(res);
+  } else if (res.stream) {
     auto* st = new StreamState(res.stream, conn);
     r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, read_stream, st, free_stream);
     if (!r) {
@@ -128,8 +149,8 @@ MHD_Response* make_mhd_response(MHD_Connection* conn, Response& res) {
   return r;
 }
 
-MHD_Result queue(MHD_Connection* conn, Response& res) {
-  MHD_Response* r = make_mhd_response(conn, res);
+MHD_Result queue(MHD_Connection* conn, Response& res, bool head = false) {
+  MHD_Response* r = make_mhd_response(conn, res, head);
   if (!r) return MHD_NO;  // out of memory: libmicrohttpd closes the connection
   const MHD_Result ok = MHD_queue_response(conn, static_cast<unsigned>(res.status), r);
   MHD_destroy_response(r);
@@ -166,14 +187,92 @@ size_t unescape(void*, MHD_Connection*, char* s) {
   return decoded.size();
 }
 
-Response too_large(size_t max_body) {
+// A request refused before its handler runs; the connection is closed after the reply,
+// since what follows the refused request on it cannot be trusted to start a new one.
+// `message` is ours, never request text, so it needs no escaping.
+Response refusal(int status, const char* code, const std::string& message) {
   Response res;
-  res.status = 413;
-  res.body = std::make_shared<const std::string>(
-      R"({"error":{"code":"payload_too_large","message":"request body over )" +
-      std::to_string(max_body) + R"( bytes"}})");
+  res.status = status;
+  res.body = std::make_shared<const std::string>(R"({"error":{"code":")" + std::string(code) +
+                                                 R"(","message":")" + message + R"("}})");
   res.set_header("Connection", "close");
   return res;
+}
+
+Response too_large(size_t max_body) {
+  return refusal(413, "payload_too_large",
+                 "request body over " + std::to_string(max_body) + " bytes");
+}
+
+// The header lines that delimit a request's body (RFC 9112 section 6), every occurrence.
+struct BodyFraming {
+  std::vector<std::string> content_lengths;
+  std::vector<std::string> transfer_encodings;
+  bool expects_continue = false;
+};
+
+MHD_Result collect_framing(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  auto* f = static_cast<BodyFraming*>(cls);
+  const std::string text = value ? value : "";
+  if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+    f->content_lengths.push_back(text);
+  else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+    f->transfer_encodings.push_back(text);
+  else if (strcasecmp(key, MHD_HTTP_HEADER_EXPECT) == 0 &&
+           strcasecmp(text.c_str(), "100-continue") == 0)
+    f->expects_continue = true;
+  return MHD_YES;
+}
+
+std::string_view trimmed(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// The codings of all Transfer-Encoding lines in order, empty list elements skipped.
+std::vector<std::string> transfer_codings(const std::vector<std::string>& lines) {
+  std::vector<std::string> codings;
+  for (std::string_view rest : lines) {
+    for (;;) {
+      const size_t comma = rest.find(',');
+      if (const std::string_view coding = trimmed(rest.substr(0, comma)); !coding.empty())
+        codings.emplace_back(coding);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return codings;
+}
+
+// A body whose length the server and a proxy in front of it could read differently is
+// refused (RFC 9112 section 6.3): one decimal Content-Length, or Transfer-Encoding ending
+// in chunked, never both. The refusal as a response, or nullopt when the framing is sound;
+// `length` is set from a sound Content-Length.
+std::optional<Response> refuse_framing(const BodyFraming& f, std::optional<uint64_t>& length) {
+  if (!f.transfer_encodings.empty()) {
+    if (!f.content_lengths.empty())
+      return refusal(400, "invalid_argument",
+                     "a request may not carry both Content-Length and Transfer-Encoding");
+    const std::vector<std::string> codings = transfer_codings(f.transfer_encodings);
+    if (codings.empty() || strcasecmp(codings.back().c_str(), "chunked") != 0)
+      return refusal(400, "invalid_argument",
+                     "Transfer-Encoding must end with chunked (the body has no other length)");
+    if (codings.size() > 1)
+      return refusal(501, "not_implemented",
+                     "Transfer-Encoding other than chunked alone is not supported");
+    return std::nullopt;
+  }
+  if (f.content_lengths.size() > 1)
+    return refusal(400, "invalid_argument", "more than one Content-Length header");
+  if (f.content_lengths.empty()) return std::nullopt;
+  const std::string& text = f.content_lengths.front();
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    return refusal(400, "invalid_argument", "Content-Length is not a decimal number");
+  length = n;
+  return std::nullopt;
 }
 
 // A body over the limit is read and thrown away up to this much, so that a client that
@@ -181,6 +280,22 @@ Response too_large(size_t max_body) {
 // closed (a body announced that large is answered at once and closed).
 size_t drain_limit(size_t max_body) {
   return std::max<size_t>(4 << 20, 4 * max_body);
+}
+
+// Writes `res` on the connection's socket, outside libmicrohttpd, which (0.9.75) can queue
+// a response only before or after a request's body. Only for a connection that is closed
+// next; nothing else is being written on it while its body is read.
+void send_directly(MHD_Connection* conn, const Response& res) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!info) return;
+  std::string text = "HTTP/1.1 " + std::to_string(res.status) + " " +
+                     MHD_get_reason_phrase_for(static_cast<unsigned>(res.status)) +
+                     "\r\nContent-Type: " + res.content_type + "\r\n";
+  for (const auto& [name, value] : res.headers) text += name + ": " + value + "\r\n";
+  text += "Content-Length: " + std::to_string(res.bytes().size()) + "\r\n\r\n";
+  text += res.bytes();
+  // Non-blocking: a client that reads nothing may get a truncated reply, then the close.
+  ::send(info->connect_fd, text.data(), text.size(), MSG_NOSIGNAL);
 }
 
 MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const char* method,
@@ -191,14 +306,17 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
   if (!ex) {  // headers complete, body (if any) not read yet
     ex = new Exchange;
     *req_cls = ex;
-    const char* length =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    uint64_t n = 0;
-    if (length && std::from_chars(length, length + std::strlen(length), n).ec == std::errc() &&
-        n > max_body) {
+    BodyFraming framing;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_framing, &framing);
+    std::optional<uint64_t> length;
+    if (std::optional<Response> refused = refuse_framing(framing, length))
+      return queue(conn, *refused);
+    if (length && *length > max_body) {
       ex->too_large = true;
-      if (n > drain_limit(max_body)) {
-        Response res = too_large(max_body);  // refused before a byte of the body is read
+      // Refused before a byte of the body is read when the client waits for 100 Continue
+      // (it has sent nothing) or announces more than would be drained.
+      if (framing.expects_continue || *length > drain_limit(max_body)) {
+        Response res = too_large(max_body);
         return queue(conn, res);
       }
     }
@@ -210,9 +328,12 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
       ex->too_large = true;
       ex->body.clear();
       ex->body.shrink_to_fit();
-      // A chunked body far past the limit: libmicrohttpd cannot answer mid-body, so the
-      // connection is closed and nothing of the request is acted on.
-      if (ex->received > drain_limit(max_body)) return MHD_NO;
+      // A chunked body far past the limit gets its 413 now and the connection is closed;
+      // nothing of the request is acted on.
+      if (ex->received > drain_limit(max_body)) {
+        send_directly(conn, too_large(max_body));
+        return MHD_NO;
+      }
     } else {
       ex->body.append(upload_data, *upload_size);
     }
@@ -232,7 +353,7 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req);
   Response res;
   impl->handler(req, res);
-  return queue(conn, res);
+  return queue(conn, res, req.method == MHD_HTTP_METHOD_HEAD);
 }
 
 void on_completed(void*, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode) {
