@@ -5,7 +5,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
+#include "server/route_pattern.h"
 #include "server/throughput.h"
 #include "store/store.h"
 
@@ -71,8 +71,8 @@ struct Context {
   store::StudyRecord study(const std::string& id_or_name);
 };
 
-// Routes by method and path pattern; an unknown path is a 404 and a known path with
-// another method a 405 with Allow, both as JSON.
+// Routes by method and path pattern (RoutePattern: "/api/v1/studies/{}"); an unknown path is a 404
+// and a known path with another method a 405 with Allow, both as JSON.
 class Router {
  public:
   static constexpr size_t kMaxPath = 2048;  // longer paths are a 414 before any pattern runs
@@ -93,8 +93,7 @@ class Router {
  private:
   struct Route {
     std::string method;
-    std::string source;
-    std::regex pattern;
+    RoutePattern pattern;
     Handler handler;
   };
   std::vector<Route> routes_;

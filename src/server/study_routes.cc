@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
+constexpr const char* kStudy = "/api/v1/studies/{}";
 
 using ViewAccess = analysis::StudyCache::ViewAccess;
 
@@ -76,6 +76,11 @@ store::TrialFilter trial_filter(const Request& req) {
   } else if (sort.rfind("params.", 0) == 0) {
     f.sort = store::TrialSort::kParam;
     f.param = sort.substr(7);
+    if (!store::is_param_key(f.param))
+      throw invalid_argument("sort: cannot sort by parameter '" + f.param +
+                             "': expected a name of letters, digits, '_' (dots for nesting), "
+                             "at most " +
+                             std::to_string(store::kMaxParamKey) + " bytes");
   } else {
     throw invalid_argument("sort: unknown key '" + sort +
                            "'; use number, value, started, finished, duration or params.NAME");

@@ -5,7 +5,7 @@
 namespace layerlab::server {
 
 void add_trial_routes(Router& r, Context& c) {
-  r.get(R"(/api/v1/trials/([^/]+))", [&c](const Request& req, Response& res) {
+  r.get("/api/v1/trials/{}", [&c](const Request& req, Response& res) {
     const int64_t id = path_id(req, 1, "trial");
     store::Store& store = c.store();
     const store::TrialRecord t = store.get_trial(id);
@@ -33,7 +33,7 @@ void add_trial_routes(Router& r, Context& c) {
 
   // The model kept by the study's keep_weights, as the store holds it (the file `best
   // --save` writes); 404 with the reason when none is kept.
-  r.get(R"(/api/v1/trials/([^/]+)/model)", [&c](const Request& req, Response& res) {
+  r.get("/api/v1/trials/{}/model", [&c](const Request& req, Response& res) {
     const int64_t id = path_id(req, 1, "trial");
     store::Store& store = c.store();
     std::optional<store::KeptWeights> w = store.find_weights(id);
