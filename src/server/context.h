@@ -13,6 +13,7 @@
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
+#include "server/model_downloads.h"
 #include "server/route_pattern.h"
 #include "server/throughput.h"
 #include "store/store.h"
@@ -33,6 +34,9 @@ struct ServerOptions {
   unsigned idle_timeout_seconds = 60;
   size_t max_streams = 1024;  // event stream clients
   size_t max_streams_per_client = 64;
+  // Kept models being sent (each up to store::kMaxWeightBytes, held until sent).
+  size_t max_model_downloads = 4;
+  size_t max_model_downloads_per_client = 2;
   // Host names a browser may reach this server by, beyond loopback names (DNS rebinding:
   // a loopback server answers only loopback names unless told otherwise).
   std::vector<std::string> allowed_hosts;
@@ -56,7 +60,8 @@ struct Context {
   std::unique_ptr<analysis::StudyCache> cache;
   EventHub hub;
   std::unique_ptr<ChangeFeed> feed;
-  QueueHistory queue_history;                        // /api/v1/throughput's queue depth over time
+  QueueHistory queue_history;  // /api/v1/throughput's queue depth over time
+  std::unique_ptr<ModelDownloads> model_downloads;
   TtlCache monitoring{std::chrono::seconds(2), 64};  // /workers and /throughput bodies
 
   Mutex counters_mu;

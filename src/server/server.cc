@@ -91,6 +91,8 @@ Api::Api(ServerOptions options) {
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url, store_options));
   context_.cache = std::make_unique<analysis::StudyCache>(*context_.stores.front());
+  context_.model_downloads =
+      std::make_unique<ModelDownloads>(o.max_model_downloads, o.max_model_downloads_per_client);
   store::StoreOptions feed_options;
   feed_options.stop = &context_.stopping;
   feed_options.outage = store_options.outage;
