@@ -1,5 +1,6 @@
 // /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns,
 // leaderboard and pareto (per dataset).
+#include <algorithm>
 #include <sstream>
 
 #include "analysis/aggregates.h"
@@ -7,6 +8,7 @@
 #include "data/confine.h"
 #include "server/context.h"
 #include "study/spec.h"
+#include "study/trial.h"
 
 namespace layerlab::server {
 namespace {
@@ -94,13 +96,52 @@ store::TrialFilter trial_filter(const Request& req) {
   return f;
 }
 
+// /columns?fields=: distinct names, at most kMaxFields, in a canonical order (the columns
+// are an object keyed by name), so one cached response serves every order of the same set.
+constexpr size_t kMaxFields = 64;
+
 std::vector<std::string> split_fields(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw invalid_argument("fields: '" + item + "' is listed twice");
+    if (out.size() == kMaxFields)
+      throw invalid_argument("fields: more than " + std::to_string(kMaxFields) + " fields");
+    out.push_back(item);
+  }
   if (out.empty()) throw invalid_argument("fields: required, e.g. fields=number,value");
+  std::sort(out.begin(), out.end());
   return out;
+}
+
+// sort=params.NAME must name a trial parameter (or a key inside one, "opt.lr"): the study
+// file's parameters and those every trial stores (study::TrialSpec), checked before the
+// store sorts anything.
+void check_sort_param(const store::StudyRecord& s, const std::string& key) {
+  static const std::vector<std::string> kStored = [] {
+    std::vector<std::string> names;
+    const json stored = study::TrialSpec{}.to_json();
+    for (const auto& [name, value] : stored.items())
+      if (name != "dataset") names.push_back(name);
+    return names;
+  }();
+  std::vector<std::string> names;
+  if (s.spec.contains("parameters") && s.spec["parameters"].is_object())
+    for (const auto& [name, domain] : s.spec["parameters"].items()) names.push_back(name);
+  auto names_it = [&key](const std::string& name) {
+    return key == name ||
+           (key.starts_with(name) && key.size() > name.size() && key[name.size()] == '.');
+  };
+  if (std::any_of(names.begin(), names.end(), names_it) ||
+      std::any_of(kStored.begin(), kStored.end(), names_it))
+    return;
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  throw invalid_argument("sort: study '" + s.name + "' has no parameter '" + key +
+                         "'; the study file's parameters: " + known +
+                         " (or one every trial has: learning_rate, seed, ...)");
 }
 
 // /leaderboard: each dataset's best trials (at most kMaxLeaderboard each; the tables are
@@ -184,7 +225,9 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(std::string(kStudy) + "/trials", [&c](const Request& req, Response& res) {
     const store::TrialFilter f = trial_filter(req);  // bad parameters before the lookup
-    const int64_t id = c.study(req.matches[1]).id;
+    const store::StudyRecord s = c.study(req.matches[1]);
+    if (f.sort == store::TrialSort::kParam) check_sort_param(s, f.param);
+    const int64_t id = s.id;
     json statuses = json::array();
     for (store::TrialStatus st : f.statuses) statuses.push_back(to_string(st));
     const std::string key = cache_key({"trials", statuses, f.dataset, static_cast<int>(f.sort),
