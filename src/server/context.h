@@ -10,6 +10,7 @@
 
 #include "analysis/study_cache.h"
 #include "common/mutex.h"
+#include "common/turns.h"
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
@@ -62,6 +63,8 @@ struct Context {
   std::unique_ptr<ChangeFeed> feed;
   QueueHistory queue_history;  // /api/v1/throughput's queue depth over time
   std::unique_ptr<ModelDownloads> model_downloads;
+  // Loading the datasets of POSTed studies: one at a time, one more waiting, others a 503.
+  Turns dataset_checks{Turns::Limits{1, 1}};
   TtlCache monitoring{std::chrono::seconds(2), 64};  // /workers and /throughput bodies
 
   Mutex counters_mu;

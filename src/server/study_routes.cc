@@ -6,6 +6,7 @@
 #include "analysis/aggregates.h"
 #include "analysis/pareto.h"
 #include "data/confine.h"
+#include "data/dataset.h"
 #include "server/context.h"
 #include "study/spec.h"
 #include "study/trial.h"
@@ -39,15 +40,30 @@ std::string summary_text(Context& c, int64_t id) {
                             });
 }
 
+// What a dataset of a study created over HTTP may hold when the server loads it to check
+// it: a generated xor?n=500000&dims=64 (32 million values) is refused, naming the limit.
+data::DataLimits http_data_limits() {
+  data::DataLimits d;
+  d.max_file_bytes = uint64_t{64} << 20;
+  d.max_decompressed_bytes = uint64_t{64} << 20;
+  d.max_values = int64_t{16} << 20;  // 64 MB as floats
+  return d;
+}
+
 // A study file in a request body (YAML or JSON), held to the limits, with its file
 // datasets confined to the operator's data directory and every dataset loaded and checked
-// before anything is stored (DESIGN.md, "Hostile input").
-study::StudySpec parse_body(const std::string& body, const ServerOptions& o) {
+// before anything is stored (DESIGN.md, "Hostile input"). The loading takes a turn of
+// Context::dataset_checks, so it holds few of the server's threads.
+study::StudySpec parse_body(const std::string& body, Context& c) {
+  const ServerOptions& o = c.options;
   study::SpecLimits limits;
   limits.max_trials = o.max_trials_per_study;
   study::StudySpec spec = study::parse_study_text(body, "<request body>", limits);
   for (std::string& d : spec.datasets) d = data::confine_to_directory(d, o.data_dir);
-  study::check_datasets(spec, limits);
+  if (!c.dataset_checks.take())
+    throw unavailable("the server is checking the datasets of other studies; try again shortly");
+  const Turns::Turn turn(c.dataset_checks);
+  study::check_datasets(spec, limits, http_data_limits());
   return spec;
 }
 
@@ -191,7 +207,7 @@ void add_study_routes(Router& r, Context& c) {
   });
 
   r.post("/api/v1/studies", [&c](const Request& req, Response& res) {
-    const study::StudySpec spec = parse_body(req.body, c.options);
+    const study::StudySpec spec = parse_body(req.body, c);
     const int64_t id = c.store().create_study(spec.name, spec.to_json());
     send_json(res, {{"id", id}, {"name", spec.name}, {"total", spec.total_trials()}}, 201);
   });
