@@ -115,7 +115,8 @@ json StudyView::scalar_json(const Scalar& s) const {
   return number_or_null(s.number);
 }
 
-StudyCache::StudyCache(store::Store& store) : store_(store) {}
+StudyCache::StudyCache(store::Store& store, Turns::Limits making)
+    : store_(store), making_(making) {}
 
 std::shared_ptr<StudyCache::Entry> StudyCache::entry(int64_t study_id) {
   MutexLock lock(mu_);
@@ -174,6 +175,19 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
   std::shared_ptr<Entry> e = entry(study_id);
   {
     MutexLock lock(e->responses_mu);
+    auto it = e->responses.find(key);
+    if (it != e->responses.end()) {
+      it->second.used = std::chrono::steady_clock::now();
+      return it->second.body;
+    }
+  }
+  // Waiting for another request's making of the same key takes a turn too.
+  if (!making_.take())
+    throw unavailable("the server is computing " + std::to_string(making_.limits().running) +
+                      " study views already and more are waiting; try again shortly");
+  const Turns::Turn turn(making_);
+  {
+    MutexLock lock(e->responses_mu);
     // Concurrent first requests for one key wait for the one making it.
     e->made.wait(lock.native(), [&]() REQUIRES(e->responses_mu) { return !e->making.count(key); });
     auto it = e->responses.find(key);
@@ -193,7 +207,12 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
     const uint64_t at = generation(*e);
     body = std::make_shared<const std::string>(make(study_id, store, maker));
     MutexLock lock(e->responses_mu);
-    if (e->responses.size() >= kMaxResponses) e->responses.clear();
+    // Full: the least recently used goes, so a client cycling through distinct keys (pages,
+    // limits) cannot flush the responses everyone else is reading.
+    if (e->responses.size() >= kMaxResponses)
+      e->responses.erase(std::min_element(
+          e->responses.begin(), e->responses.end(),
+          [](const auto& a, const auto& b) { return a.second.used < b.second.used; }));
     e->responses[key] = Response{body, at, std::chrono::steady_clock::now(), std::move(maker)};
     done();
   } catch (...) {  // not handled here: release the waiters (they try again), then rethrow

@@ -8,6 +8,11 @@
 // responses (summaries, trial pages, counts): what the dashboard asks for again and again
 // is computed at most once per poll while the study changes, and once while it does not.
 //
+// Making a response (a cache miss) is the expensive part, and it runs on the requesting
+// thread: at most a few requests make responses at once and a few wait for a turn
+// (Turns), so misses hold a bounded number of a server's threads
+// and cached responses (and everything else) are answered by the others meanwhile.
+//
 // Thread-safety: all calls may be made from any thread; a study's view is read and changed
 // under its own lock.
 #pragma once
@@ -26,6 +31,7 @@
 
 #include "analysis/views.h"
 #include "common/mutex.h"
+#include "common/turns.h"
 #include "store/store.h"
 #include "study/spec.h"
 
@@ -85,7 +91,9 @@ class StudyCache {
   using ViewAccess = std::function<void(const std::function<void(StudyView&)>&)>;
   using Maker = std::function<std::string(store::Store& store, const ViewAccess& with_view)>;
 
-  explicit StudyCache(store::Store& store);
+  // running: requests making responses at once; waiting: requests waiting for a turn
+  // (past them, or past longest_wait, kUnavailable).
+  explicit StudyCache(store::Store& store, Turns::Limits making = {2, 2});
 
   // Runs f(view) under the study's lock, loading the study first if needed. kNotFound for
   // an unknown study. Loading 50,000 trials takes a second or two: Server warms the
@@ -95,7 +103,8 @@ class StudyCache {
   // The response cached under `key`, made by `make` on the first request. When the study
   // changes, refresh() (the change feed's thread) makes it again, so requests never wait
   // for a recomputation: a response lags the store by a poll and a refresh at most.
-  // `make` must own what it captures: it is kept for refreshing.
+  // `make` must own what it captures: it is kept for refreshing. kUnavailable when the
+  // response is not cached and there is no turn to make it.
   std::shared_ptr<const std::string> response(int64_t study_id, const std::string& key,
                                               store::Store& store, Maker make);
 
@@ -129,6 +138,7 @@ class StudyCache {
   void load(int64_t study_id, Entry& e) REQUIRES(e.mu);
 
   store::Store& store_;
+  Turns making_;
   Mutex mu_;
   std::map<int64_t, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
 };

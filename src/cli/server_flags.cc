@@ -51,6 +51,16 @@ void add_server_flags(CLI::App& cmd, server::ServerOptions& o) {
       ->check(CLI::Range(size_t{0}, size_t{1} << 20))
       ->capture_default_str()
       ->group(limits);
+  cmd.add_option("--max-model-downloads", o.max_model_downloads,
+                 "kept models being sent at once, all clients (each held in memory until sent)")
+      ->check(CLI::Range(size_t{1}, size_t{1024}))
+      ->capture_default_str()
+      ->group(limits);
+  cmd.add_option("--max-model-downloads-per-client", o.max_model_downloads_per_client,
+                 "kept models being sent at once to one address")
+      ->check(CLI::Range(size_t{1}, size_t{1024}))
+      ->capture_default_str()
+      ->group(limits);
 }
 
 }  // namespace layerlab::cli

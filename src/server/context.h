@@ -5,15 +5,17 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "analysis/study_cache.h"
 #include "common/mutex.h"
+#include "common/turns.h"
 #include "server/change_feed.h"
 #include "server/event_hub.h"
 #include "server/http_util.h"
+#include "server/model_downloads.h"
+#include "server/route_pattern.h"
 #include "server/throughput.h"
 #include "store/store.h"
 
@@ -33,6 +35,9 @@ struct ServerOptions {
   unsigned idle_timeout_seconds = 60;
   size_t max_streams = 1024;  // event stream clients
   size_t max_streams_per_client = 64;
+  // Kept models being sent (each up to store::kMaxWeightBytes, held until sent).
+  size_t max_model_downloads = 4;
+  size_t max_model_downloads_per_client = 2;
   // Host names a browser may reach this server by, beyond loopback names (DNS rebinding:
   // a loopback server answers only loopback names unless told otherwise).
   std::vector<std::string> allowed_hosts;
@@ -56,7 +61,10 @@ struct Context {
   std::unique_ptr<analysis::StudyCache> cache;
   EventHub hub;
   std::unique_ptr<ChangeFeed> feed;
-  QueueHistory queue_history;                        // /api/v1/throughput's queue depth over time
+  QueueHistory queue_history;  // /api/v1/throughput's queue depth over time
+  std::unique_ptr<ModelDownloads> model_downloads;
+  // Loading the datasets of POSTed studies: one at a time, one more waiting, others a 503.
+  Turns dataset_checks{Turns::Limits{1, 1}};
   TtlCache monitoring{std::chrono::seconds(2), 64};  // /workers and /throughput bodies
 
   Mutex counters_mu;
@@ -71,8 +79,8 @@ struct Context {
   store::StudyRecord study(const std::string& id_or_name);
 };
 
-// Routes by method and path pattern; an unknown path is a 404 and a known path with
-// another method a 405 with Allow, both as JSON.
+// Routes by method and path pattern (RoutePattern: "/api/v1/studies/{}"); an unknown path is a 404
+// and a known path with another method a 405 with Allow, both as JSON.
 class Router {
  public:
   static constexpr size_t kMaxPath = 2048;  // longer paths are a 414 before any pattern runs
@@ -93,8 +101,7 @@ class Router {
  private:
   struct Route {
     std::string method;
-    std::string source;
-    std::regex pattern;
+    RoutePattern pattern;
     Handler handler;
   };
   std::vector<Route> routes_;

@@ -26,7 +26,7 @@ struct Request {
   std::multimap<std::string, std::string> params;  // decoded query arguments
   std::string body;
   std::string client;                // the peer's address, for per-client limits
-  std::vector<std::string> matches;  // the route pattern's groups; [0] is the whole path
+  std::vector<std::string> matches;  // the route pattern's captures; [0] is the whole path
 
   bool has_param(const std::string& name) const { return params.count(name) > 0; }
   // The first value of `name`, or "".

@@ -102,14 +102,29 @@ std::string cache_key(const nlohmann::json& parts) {
   return parts.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
 
+size_t max_param_bytes(const std::string& name) {
+  return name == "fields" ? kMaxFieldsParamBytes : kMaxParamBytes;
+}
+
+size_t query_bytes(const Request& req) {
+  size_t n = 0;
+  for (const auto& [name, value] : req.params) n += name.size() + value.size() + 2;  // & =
+  return n;
+}
+
 std::string query_text(const Request& req, const char* name, const std::string& fallback) {
-  return req.has_param(name) ? req.param(name) : fallback;
+  if (!req.has_param(name)) return fallback;
+  std::string text = req.param(name);
+  if (text.size() > max_param_bytes(name))
+    throw invalid_argument(std::string(name) + ": " + std::to_string(text.size()) +
+                           " bytes, over the limit of " + std::to_string(max_param_bytes(name)));
+  return text;
 }
 
 int64_t query_int(const Request& req, const char* name, int64_t fallback, int64_t min,
                   int64_t max) {
   if (!req.has_param(name)) return fallback;
-  const std::string text = req.param(name);
+  const std::string text = query_text(req, name, "");
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max)

@@ -31,11 +31,17 @@ using Handler = std::function<void(const Request&, Response&)>;
 // escapes into the server's threads).
 void run_guarded(const Handler& h, const Request& req, Response& res);
 
-// Query parameters; a bad value is kInvalidArgument naming the parameter.
+// Query parameters; a bad value is kInvalidArgument naming the parameter, and so is one
+// longer than max_param_bytes (checked before it is parsed).
+constexpr size_t kMaxParamBytes = 1024;
+constexpr size_t kMaxFieldsParamBytes = 4096;  // /columns?fields=, a list of names
+constexpr size_t kMaxQueryBytes = 8192;        // all names and values together: else a 414
+size_t max_param_bytes(const std::string& name);
+size_t query_bytes(const Request& req);
 std::string query_text(const Request& req, const char* name, const std::string& fallback);
 int64_t query_int(const Request& req, const char* name, int64_t fallback, int64_t min, int64_t max);
 
-// A path id (the n-th regex match): a positive integer, else kNotFound.
+// A path id (the n-th capture of the route pattern): a positive integer, else kNotFound.
 int64_t path_id(const Request& req, size_t match, const char* what);
 
 // A cache key made of the parsed, validated parts of a request, so no raw query text can

@@ -16,16 +16,16 @@ store::StudyRecord Context::study(const std::string& id_or_name) {
 }
 
 void Router::get(const std::string& pattern, Handler h) {
-  routes_.push_back({"GET", pattern, std::regex(pattern), std::move(h)});
+  routes_.push_back({"GET", RoutePattern(pattern), std::move(h)});
 }
 
 void Router::post(const std::string& pattern, Handler h) {
-  routes_.push_back({"POST", pattern, std::regex(pattern), std::move(h)});
+  routes_.push_back({"POST", RoutePattern(pattern), std::move(h)});
 }
 
 std::vector<Router::RouteInfo> Router::routes() const {
   std::vector<RouteInfo> out;
-  for (const Route& r : routes_) out.push_back({r.method, r.source});
+  for (const Route& r : routes_) out.push_back({r.method, r.pattern.text()});
   return out;
 }
 
@@ -34,17 +34,21 @@ void Router::dispatch(Request& req, Response& res) const {
     send_error(res, 414, "the path is over " + std::to_string(kMaxPath) + " bytes");
     return;
   }
+  if (query_bytes(req) > kMaxQueryBytes) {
+    send_error(res, 414, "the query string is over " + std::to_string(kMaxQueryBytes) + " bytes");
+    return;
+  }
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
   std::string allowed;
   for (const Route& route : routes_) {
-    std::smatch m;
-    if (!std::regex_match(req.path, m, route.pattern)) continue;
+    std::vector<std::string> captures;
+    if (!route.pattern.match(req.path, captures)) continue;
     if (route.method != method) {
       if (allowed.find(route.method) == std::string::npos)
         allowed += (allowed.empty() ? "" : ", ") + route.method;
       continue;
     }
-    req.matches.assign(m.begin(), m.end());
+    req.matches = std::move(captures);
     run_guarded(route.handler, req, res);
     return;
   }

@@ -168,15 +168,22 @@ void add_static_routes(Router& r) {
     send_static(req, res, "web/index.html", index_html(), "no-cache");
   });
   // Names of letters, digits, '_', '-' and single dots: no "..", no encoded separators.
-  r.get(R"(/((?:js|css)(?:/[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)+))",
-        [](const Request& req, Response& res) {
-          const std::string name = "web/" + req.matches[1];
-          send_static(req, res, name, embedded_file(name), "no-cache");
-        });
+  for (const char* dir : {"js", "css"}) {
+    r.get(std::string("/") + dir + "/{*}", [dir](const Request& req, Response& res) {
+      const std::string& rest = req.matches[1];
+      for (size_t start = 0, slash = 0; slash != std::string::npos; start = slash + 1) {
+        slash = rest.find('/', start);
+        if (!is_plain_file_name(std::string_view(rest).substr(start, slash - start)))
+          throw not_found("no dashboard file /" + std::string(dir) + "/" + rest);
+      }
+      const std::string name = std::string("web/") + dir + "/" + rest;
+      send_static(req, res, name, embedded_file(name), "no-cache");
+    });
+  }
   // Plotly under its hashed name (immutable), and under its plain name for anything that
   // asks without the hash (revalidated, like the modules). Any other name is a 404: the
   // name is only ever compared with these two.
-  r.get("/vendor/([^/]+)", [](const Request& req, Response& res) {
+  r.get("/vendor/{}", [](const Request& req, Response& res) {
     const std::string path = "/vendor/" + req.matches[1];
     if (path == plotly_url())
       return send_static(req, res, kPlotly, embedded_file(kPlotly), kImmutable);

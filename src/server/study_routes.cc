@@ -1,19 +1,22 @@
 // /api/v1/studies...: list, create, get, cancel, trials (paged), summary, columns,
 // leaderboard and pareto (per dataset).
+#include <algorithm>
 #include <sstream>
 
 #include "analysis/aggregates.h"
 #include "analysis/pareto.h"
 #include "data/confine.h"
+#include "data/dataset.h"
 #include "server/context.h"
 #include "study/spec.h"
+#include "study/trial.h"
 
 namespace layerlab::server {
 namespace {
 
 using nlohmann::json;
 
-constexpr const char* kStudy = R"(/api/v1/studies/([^/]+))";
+constexpr const char* kStudy = "/api/v1/studies/{}";
 
 using ViewAccess = analysis::StudyCache::ViewAccess;
 
@@ -37,15 +40,30 @@ std::string summary_text(Context& c, int64_t id) {
                             });
 }
 
+// What a dataset of a study created over HTTP may hold when the server loads it to check
+// it: a generated xor?n=500000&dims=64 (32 million values) is refused, naming the limit.
+data::DataLimits http_data_limits() {
+  data::DataLimits d;
+  d.max_file_bytes = uint64_t{64} << 20;
+  d.max_decompressed_bytes = uint64_t{64} << 20;
+  d.max_values = int64_t{16} << 20;  // 64 MB as floats
+  return d;
+}
+
 // A study file in a request body (YAML or JSON), held to the limits, with its file
 // datasets confined to the operator's data directory and every dataset loaded and checked
-// before anything is stored (DESIGN.md, "Hostile input").
-study::StudySpec parse_body(const std::string& body, const ServerOptions& o) {
+// before anything is stored (DESIGN.md, "Hostile input"). The loading takes a turn of
+// Context::dataset_checks, so it holds few of the server's threads.
+study::StudySpec parse_body(const std::string& body, Context& c) {
+  const ServerOptions& o = c.options;
   study::SpecLimits limits;
   limits.max_trials = o.max_trials_per_study;
   study::StudySpec spec = study::parse_study_text(body, "<request body>", limits);
   for (std::string& d : spec.datasets) d = data::confine_to_directory(d, o.data_dir);
-  study::check_datasets(spec, limits);
+  if (!c.dataset_checks.take())
+    throw unavailable("the server is checking the datasets of other studies; try again shortly");
+  const Turns::Turn turn(c.dataset_checks);
+  study::check_datasets(spec, limits, http_data_limits());
   return spec;
 }
 
@@ -76,6 +94,11 @@ store::TrialFilter trial_filter(const Request& req) {
   } else if (sort.rfind("params.", 0) == 0) {
     f.sort = store::TrialSort::kParam;
     f.param = sort.substr(7);
+    if (!store::is_param_key(f.param))
+      throw invalid_argument("sort: cannot sort by parameter '" + f.param +
+                             "': expected a name of letters, digits, '_' (dots for nesting), "
+                             "at most " +
+                             std::to_string(store::kMaxParamKey) + " bytes");
   } else {
     throw invalid_argument("sort: unknown key '" + sort +
                            "'; use number, value, started, finished, duration or params.NAME");
@@ -89,13 +112,52 @@ store::TrialFilter trial_filter(const Request& req) {
   return f;
 }
 
+// /columns?fields=: distinct names, at most kMaxFields, in a canonical order (the columns
+// are an object keyed by name), so one cached response serves every order of the same set.
+constexpr size_t kMaxFields = 64;
+
 std::vector<std::string> split_fields(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw invalid_argument("fields: '" + item + "' is listed twice");
+    if (out.size() == kMaxFields)
+      throw invalid_argument("fields: more than " + std::to_string(kMaxFields) + " fields");
+    out.push_back(item);
+  }
   if (out.empty()) throw invalid_argument("fields: required, e.g. fields=number,value");
+  std::sort(out.begin(), out.end());
   return out;
+}
+
+// sort=params.NAME must name a trial parameter (or a key inside one, "opt.lr"): the study
+// file's parameters and those every trial stores (study::TrialSpec), checked before the
+// store sorts anything.
+void check_sort_param(const store::StudyRecord& s, const std::string& key) {
+  static const std::vector<std::string> kStored = [] {
+    std::vector<std::string> names;
+    const json stored = study::TrialSpec{}.to_json();
+    for (const auto& [name, value] : stored.items())
+      if (name != "dataset") names.push_back(name);
+    return names;
+  }();
+  std::vector<std::string> names;
+  if (s.spec.contains("parameters") && s.spec["parameters"].is_object())
+    for (const auto& [name, domain] : s.spec["parameters"].items()) names.push_back(name);
+  auto names_it = [&key](const std::string& name) {
+    return key == name ||
+           (key.starts_with(name) && key.size() > name.size() && key[name.size()] == '.');
+  };
+  if (std::any_of(names.begin(), names.end(), names_it) ||
+      std::any_of(kStored.begin(), kStored.end(), names_it))
+    return;
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  throw invalid_argument("sort: study '" + s.name + "' has no parameter '" + key +
+                         "'; the study file's parameters: " + known +
+                         " (or one every trial has: learning_rate, seed, ...)");
 }
 
 // /leaderboard: each dataset's best trials (at most kMaxLeaderboard each; the tables are
@@ -145,7 +207,7 @@ void add_study_routes(Router& r, Context& c) {
   });
 
   r.post("/api/v1/studies", [&c](const Request& req, Response& res) {
-    const study::StudySpec spec = parse_body(req.body, c.options);
+    const study::StudySpec spec = parse_body(req.body, c);
     const int64_t id = c.store().create_study(spec.name, spec.to_json());
     send_json(res, {{"id", id}, {"name", spec.name}, {"total", spec.total_trials()}}, 201);
   });
@@ -179,7 +241,9 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(std::string(kStudy) + "/trials", [&c](const Request& req, Response& res) {
     const store::TrialFilter f = trial_filter(req);  // bad parameters before the lookup
-    const int64_t id = c.study(req.matches[1]).id;
+    const store::StudyRecord s = c.study(req.matches[1]);
+    if (f.sort == store::TrialSort::kParam) check_sort_param(s, f.param);
+    const int64_t id = s.id;
     json statuses = json::array();
     for (store::TrialStatus st : f.statuses) statuses.push_back(to_string(st));
     const std::string key = cache_key({"trials", statuses, f.dataset, static_cast<int>(f.sort),

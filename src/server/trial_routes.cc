@@ -5,7 +5,7 @@
 namespace layerlab::server {
 
 void add_trial_routes(Router& r, Context& c) {
-  r.get(R"(/api/v1/trials/([^/]+))", [&c](const Request& req, Response& res) {
+  r.get("/api/v1/trials/{}", [&c](const Request& req, Response& res) {
     const int64_t id = path_id(req, 1, "trial");
     store::Store& store = c.store();
     const store::TrialRecord t = store.get_trial(id);
@@ -32,13 +32,25 @@ void add_trial_routes(Router& r, Context& c) {
   });
 
   // The model kept by the study's keep_weights, as the store holds it (the file `best
-  // --save` writes); 404 with the reason when none is kept.
-  r.get(R"(/api/v1/trials/([^/]+)/model)", [&c](const Request& req, Response& res) {
+  // --save` writes); 404 with the reason when none is kept. The bytes go out from a buffer
+  // shared by every download of the model, and downloads are limited (ModelDownloads).
+  r.get("/api/v1/trials/{}/model", [&c](const Request& req, Response& res) {
     const int64_t id = path_id(req, 1, "trial");
     store::Store& store = c.store();
-    std::optional<store::KeptWeights> w = store.find_weights(id);
     const store::TrialRecord t = store.get_trial(id);  // 404 for an unknown trial
-    if (!w) {
+    std::shared_ptr<const std::string> bytes;
+    try {
+      bytes = c.model_downloads->start(id, req.client, [&]() -> std::optional<std::string> {
+        std::optional<store::KeptWeights> w = store.find_weights(id);
+        if (!w) return std::nullopt;
+        return std::move(w->bytes);
+      });
+    } catch (const TooManyDownloads& e) {
+      send_error(res, 429, e.what());
+      res.set_header("Retry-After", "5");
+      return;
+    }
+    if (!bytes) {
       send_error(res, 404,
                  "no model kept for trial " + std::to_string(id) +
                      ": its study keeps none (keep_weights in the study file), or the trial is "
@@ -46,8 +58,7 @@ void add_trial_routes(Router& r, Context& c) {
       return;
     }
     const std::string name = store.get_study(t.study_id).name;  // [a-z0-9._-]: header-safe
-    send_body(res, std::make_shared<const std::string>(std::move(w->bytes)),
-              "application/octet-stream", 200);
+    send_body(res, std::move(bytes), "application/octet-stream", 200);
     res.set_header("Content-Disposition", "attachment; filename=\"" + name + "-trial-" +
                                               std::to_string(t.number) + ".safetensors\"");
   });

@@ -83,6 +83,23 @@ WorkerStatus parse_worker_status(std::string_view name) {
   return parse(name, kAll, "worker status");
 }
 
+bool is_param_key(std::string_view key) {
+  if (key.size() > kMaxParamKey) return false;
+  bool part_start = true;  // a name must start here
+  for (char c : key) {
+    if (c == '.') {
+      if (part_start) return false;
+      part_start = true;
+    } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '_') {
+      part_start = false;
+    } else {
+      return false;
+    }
+  }
+  return !part_start;
+}
+
 bool is_finished(TrialStatus s) {
   return s != TrialStatus::kQueued && s != TrialStatus::kRunning;
 }

@@ -256,6 +256,11 @@ struct Claim {
 
 enum class TrialSort { kNumber, kValue, kStarted, kFinished, kDuration, kParam };
 
+// A key of params to sort by: names of letters, digits and '_' joined by single dots
+// ("opt.lr"), at most kMaxParamKey bytes. Checked in one pass (it comes from requests).
+constexpr size_t kMaxParamKey = 200;
+bool is_param_key(std::string_view key);
+
 // Which studies list_studies returns. A listing of every study's spec costs a JSON parse per
 // study: the callers that run often (serve's coordinator and change feed, /healthz, the
 // queue's state) ask for the running ones, or for none of the specs.
@@ -270,7 +275,7 @@ struct TrialFilter {
   std::vector<TrialStatus> statuses{};  // empty: every status
   std::string dataset{};                // "": every dataset
   TrialSort sort = TrialSort::kNumber;
-  std::string param{};  // for kParam: a key of params ([A-Za-z0-9_.], dots for nesting)
+  std::string param{};  // for kParam: a key of params (is_param_key)
   bool descending = false;
   int64_t limit = 0;  // 0: no limit
   int64_t offset = 0;

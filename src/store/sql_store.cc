@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "common/error.h"
@@ -1058,8 +1057,11 @@ std::vector<std::optional<std::string>> SqlStore<Db>::epoch_extras(
 
 template <typename Db>
 void SqlStore<Db>::check_param_key(const std::string& key) const {
-  static const std::regex kKey("[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*");
-  if (!std::regex_match(key, kKey))
+  if (key.size() > kMaxParamKey)
+    throw invalid_argument(where("list_trials") + "cannot sort by a parameter name of " +
+                           std::to_string(key.size()) + " bytes (at most " +
+                           std::to_string(kMaxParamKey) + ")");
+  if (!is_param_key(key))
     throw invalid_argument(where("list_trials") + "cannot sort by parameter '" + key +
                            "': expected a name of letters, digits, '_' (dots for nesting)");
 }

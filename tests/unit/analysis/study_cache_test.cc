@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <set>
+#include <thread>
 
 #include "store/store.h"
 #include "store/trial_pages.h"
@@ -51,6 +53,41 @@ TEST(StudyCache, LoadsAStudyOfSeveralPagesWhole) {
     ASSERT_TRUE(v.best());
     EXPECT_EQ(v.best()->number, kTrials - 1);
   });
+}
+
+// Issue 52: cache misses take turns. While the only turn is taken (its maker blocked here)
+// another miss is refused at once, and a cached response is answered as usual.
+TEST(StudyCache, MissesBeyondTheirTurnsAreRefusedWhileCachedResponsesAreServed) {
+  const testing::TempDir dir;
+  auto store = store::open_store("sqlite:" + dir.path("s.db"));
+  const study::StudySpec spec = study::parse_study("name: s\ndatasets: [iris]\n", "s.yaml");
+  const int64_t study = store->create_study("s", spec.to_json());
+  StudyCache cache(*store, Turns::Limits{1, 0});
+  auto quick = [](store::Store&, const StudyCache::ViewAccess&) { return std::string("made"); };
+  ASSERT_EQ(*cache.response(study, "cached", *store, quick), "made");
+
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::thread maker([&] {
+    cache.response(study, "slow", *store,
+                   [&entered, released](store::Store&, const StudyCache::ViewAccess&) {
+                     entered.set_value();
+                     released.wait();
+                     return std::string("slow");
+                   });
+  });
+  entered.get_future().wait();
+  try {
+    cache.response(study, "other", *store, quick);
+    ADD_FAILURE() << "a miss was made while the only turn was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable) << e.what();
+  }
+  EXPECT_EQ(*cache.response(study, "cached", *store, quick), "made");
+  release.set_value();
+  maker.join();
+  EXPECT_EQ(*cache.response(study, "slow", *store, quick), "slow") << "made once, then cached";
+  EXPECT_EQ(*cache.response(study, "other", *store, quick), "made") << "the turn is free again";
 }
 
 }  // namespace

@@ -92,6 +92,34 @@ TEST_F(ApiTest, RoutesAndRefusesAsJson) {
   EXPECT_EQ(call("GET", "/api/v1/trials/abc").status, 404);
 }
 
+// Issue 52: every query value is held to a size before it is parsed (a sort key of 28,000
+// characters overflowed the stack of a regex), and the error names the parameter.
+TEST_F(ApiTest, OversizedQueryValuesAreRefusedNamingTheParameter) {
+  const Response sort =
+      call("GET", "/api/v1/studies/1/trials?sort=params." + std::string(28'000, 'a'));
+  EXPECT_EQ(sort.status, 414) << "the query as a whole is over its limit";
+  const Response key =
+      call("GET", "/api/v1/studies/1/trials?sort=params." + std::string(1'100, 'a'));
+  EXPECT_EQ(key.status, 400);
+  EXPECT_EQ(message(key).rfind("sort: ", 0), 0u) << message(key);
+  EXPECT_NE(message(key).find("over the limit of 1024"), std::string::npos) << message(key);
+  const Response limit =
+      call("GET", "/api/v1/studies/1/leaderboard?limit=" + std::string(2000, '1'));
+  EXPECT_EQ(limit.status, 400);
+  EXPECT_EQ(message(limit).rfind("limit: ", 0), 0u) << message(limit);
+  const Response fields =
+      call("GET", "/api/v1/studies/1/columns?fields=" + std::string(4'100, 'a'));
+  EXPECT_EQ(fields.status, 400);
+  EXPECT_NE(message(fields).find("fields: 4100 bytes, over the limit of 4096"), std::string::npos)
+      << message(fields);
+  const Response key_format =
+      call("GET", "/api/v1/studies/1/trials?sort=params." + std::string(300, 'a'));
+  EXPECT_EQ(key_format.status, 400);
+  EXPECT_NE(message(key_format).find("at most 200 bytes"), std::string::npos)
+      << message(key_format);
+  EXPECT_EQ(call("GET", "/healthz").status, 200);
+}
+
 TEST_F(ApiTest, WritesNeedTheTokenAndTheServersOwnOrigin) {
   const std::string study = "name: s\ndatasets: [iris]\nparameters: {epochs: {value: 1}}\n";
   const Response anonymous = call("POST", "/api/v1/studies", {}, study);

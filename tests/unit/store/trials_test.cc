@@ -104,6 +104,22 @@ TEST_P(StoreTest, ListTrialsFiltersSortsAndPages) {
   EXPECT_STORE_ERROR(list({.sort = TrialSort::kParam, .param = "x'); DROP TABLE trials; --"}),
                      ErrorCode::kInvalidArgument, "cannot sort by parameter");
   EXPECT_STORE_ERROR(list({.limit = -1}), ErrorCode::kInvalidArgument, "limit and offset");
+  // Issue 52: the key is checked in one pass and held to a length (a regex recursed once
+  // per character and overflowed the stack at 28,000).
+  EXPECT_STORE_ERROR(list({.sort = TrialSort::kParam, .param = std::string(28'000, 'a')}),
+                     ErrorCode::kInvalidArgument, "cannot sort by a parameter name of 28000 bytes");
+  for (const char* bad : {"", ".a", "a.", "a..b", "a-b", "a b"})
+    EXPECT_STORE_ERROR(list({.sort = TrialSort::kParam, .param = bad}), ErrorCode::kInvalidArgument,
+                       "cannot sort by parameter");
+}
+
+TEST(ParamKey, NamesJoinedBySingleDotsUpToTheLimit) {
+  for (const char* ok : {"a", "hidden_layers", "opt.lr", "a.b.c", "A9_"})
+    EXPECT_TRUE(is_param_key(ok)) << ok;
+  for (const char* bad : {"", ".", ".a", "a.", "a..b", "a;b", "a/b", "\xc3\xa9"})
+    EXPECT_FALSE(is_param_key(bad)) << bad;
+  EXPECT_TRUE(is_param_key(std::string(kMaxParamKey, 'a')));
+  EXPECT_FALSE(is_param_key(std::string(kMaxParamKey + 1, 'a')));
 }
 
 TEST_P(StoreTest, EpochsAreAppendedAndReadBack) {
