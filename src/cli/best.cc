@@ -14,6 +14,7 @@
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
 #include "common/error.h"
+#include "common/text_safety.h"
 #include "model/model.h"
 #include "study/rerun.h"
 #include "study/trained_model.h"
@@ -42,7 +43,7 @@ std::string shape_text(const model::Model& m) {
 
 void print_saved(const std::string& path, const model::Model& m) {
   std::cout << fmt::format("saved {} ({} parameters, {} {}{}{}, {})\n", path,
-                           m.architecture.parameter_count(), shape_text(m), m.activation,
+                           m.architecture.parameter_count(), shape_text(m), printable(m.activation),
                            m.architecture.batch_norm ? ", batch norm" : "",
                            m.architecture.residual ? ", residual" : "",
                            m.classification() ? fmt::format("{} classes", m.classes)
@@ -73,9 +74,10 @@ void add_best_command(CLI::App& app) {
       throw not_found(
           fmt::format("study {} has no finished trial with a {} yet", study.name, spec.metric));
     const store::TrialRecord& top = best[0];
-    std::cout << fmt::format("best trial of study {} by {} ({}): trial {}, {} {}\n", study.name,
-                             spec.metric, spec.maximize ? "maximize" : "minimize", top.number,
-                             spec.metric, *top.value);
+    const std::string name = printable(study.name), metric = printable(spec.metric);
+    std::cout << fmt::format("best trial of study {} by {} ({}): trial {}, {} {}\n", name, metric,
+                             spec.maximize ? "maximize" : "minimize", top.number, metric,
+                             *top.value);
     print_trial_table(std::cout, best, spec);
     if (f->save.empty()) return;
 
@@ -99,14 +101,14 @@ void add_best_command(CLI::App& app) {
     const std::vector<std::string> lines = study::describe_rerun(t, r);
     if (r.difference)
       std::cout << "warning: the retrained model differs from the record; saving it anyway\n";
-    for (const auto& line : lines) std::cout << line << "\n";
+    for (const auto& line : lines) std::cout << printable(line) << "\n";
     const nn::TrainResult& result = r.outcome.result;
     if (result.status == nn::TrialStatus::kEarlyStopped && result.best_epoch > 0 &&
         static_cast<size_t>(result.best_epoch) != result.epochs.size())
       std::cout << fmt::format(
           "note: trial {} stopped early; the saved weights are those of its last epoch ({}), "
           "its {} is from its best epoch ({})\n",
-          top.number, result.epochs.size(), spec.metric, result.best_epoch);
+          top.number, result.epochs.size(), metric, result.best_epoch);
     const model::Model m = export_model(t, r);
     model::save_model(f->save, m);
     print_saved(f->save, m);

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
+#include "common/text_safety.h"
 
 namespace layerlab::cli {
 
@@ -17,7 +18,8 @@ void add_cancel_command(CLI::App& app) {
     auto store = open_existing_store(*url);
     const auto s = resolve_study(*store, *ref);
     const int64_t n = store->cancel_study(s.id);
-    std::cout << "cancelled study " << s.name << ": " << n << " queued trials cancelled\n";
+    std::cout << "cancelled study " << printable(s.name) << ": " << n
+              << " queued trials cancelled\n";
   });
 }
 

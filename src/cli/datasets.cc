@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "common/text_safety.h"
 #include "data/dataset.h"
 
 namespace layerlab::cli {
@@ -18,7 +19,8 @@ void list(bool as_json) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  for (const auto& d : all) std::cout << fmt::format("{:<16} {}\n", d.name, d.description);
+  for (const auto& d : all)
+    std::cout << fmt::format("{:<16} {}\n", printable(d.name), d.description);
 }
 
 void info(const std::string& spec, bool as_json) {
@@ -35,7 +37,7 @@ void info(const std::string& spec, bool as_json) {
               << "\n";
     return;
   }
-  std::cout << fmt::format("{}: {} rows, {} features, {}\n", d.name, d.rows, d.features,
+  std::cout << fmt::format("{}: {} rows, {} features, {}\n", printable(d.name), d.rows, d.features,
                            classification ? fmt::format("{} classes", d.classes)
                                           : fmt::format("regression, {} targets", d.targets));
 }

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -138,14 +139,25 @@ int main(int argc, char** argv) {
               << did_you_mean(app, word) << "; `layerlab` alone lists the commands\n";
     return 2;
   }
+  // An error's message fit for the terminal: control characters escaped, and no secret
+  // of the arguments even where it quotes one.
+  const auto said = [argc, argv](const char* what) {
+    return layerlab::printable(layerlab::cli::mask_secret_arguments(what, argc, argv));
+  };
   try {
     layerlab::cli::read_secrets_from_environment(app);
     layerlab::cli::warn_about_secrets_in_arguments(argc, argv, std::cerr);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // usage errors, --help and --version: CLI11's messages and codes
+    // Usage errors, --help and --version: CLI11's messages and codes, with no secret that
+    // an error may quote from the arguments.
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    std::cout << out.str();
+    std::cerr << layerlab::cli::mask_secret_arguments(err.str(), argc, argv);
+    return code;
   } catch (const layerlab::Error& e) {
-    std::cerr << command() << ": error: " << e.what() << "\n";
+    std::cerr << command() << ": error: " << said(e.what()) << "\n";
     return exit_code(e.code());
   } catch (const std::bad_alloc&) {
     std::cerr << command()
@@ -154,14 +166,14 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const nlohmann::json::exception& e) {
     // Malformed or unrepresentable JSON data (a file, a stored record, invalid UTF-8).
-    std::cerr << command() << ": error: bad JSON data: " << e.what() << "\n";
+    std::cerr << command() << ": error: bad JSON data: " << said(e.what()) << "\n";
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << command() << ": error: " << e.what() << "\n";
+    std::cerr << command() << ": error: " << said(e.what()) << "\n";
     return exit_code(e);
   } catch (const std::exception& e) {
     // Anything else (a library's exception, a system error): a message, not an abort.
-    std::cerr << command() << ": error: unexpected error: " << e.what() << "\n";
+    std::cerr << command() << ": error: unexpected error: " << said(e.what()) << "\n";
     return 1;
   } catch (...) {
     std::cerr << command() << ": error: unexpected error: an exception of unknown type\n";

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "common/text_safety.h"
+
 namespace layerlab::cli {
 namespace {
 
@@ -43,7 +45,7 @@ void Progress::update(const ProgressState& s, bool force) {
   if (!force && !due()) return;
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const std::string text = describe(s, elapsed);
+  const std::string text = printable(describe(s, elapsed));
   if (tty_) {
     const int width = 24;
     const int filled = s.total ? static_cast<int>(width * s.counts.finished() / s.total) : width;

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
+#include "common/text_safety.h"
 
 namespace layerlab::cli {
 namespace {
@@ -39,7 +40,7 @@ void add_rerun_command(CLI::App& app) {
     const auto study = resolve_study(*store, f->ref);
     const study::StoredTrial t = study::load_stored_trial(*store, study, f->number);
     const study::Retrained r = study::retrain(t, /*keep_parameters=*/false);
-    for (const auto& line : study::describe_rerun(t, r)) std::cout << line << "\n";
+    for (const auto& line : study::describe_rerun(t, r)) std::cout << printable(line) << "\n";
     if (r.difference) command_exit_code() = kNotReproduced;
   });
 }

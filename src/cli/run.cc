@@ -18,7 +18,8 @@
 #include "cli/worker_flags.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
-#include "common/strings.h"
+#include "common/secret_text.h"
+#include "common/text_safety.h"
 #include "queue/trial_queue.h"
 #include "server/server.h"
 #include "study/coordinator.h"
@@ -118,7 +119,7 @@ int run(const RunFlags& f) {
   auto store = open_stoppable_store(f.worker.store_url, stop);
   bool resumed = false;
   const int64_t study_id =
-      create_or_resume(*store, spec, hide_url_password(f.worker.store_url), &resumed);
+      create_or_resume(*store, spec, mask_secrets(f.worker.store_url), &resumed);
   pool.send_study(study_id);
   queue::AmqpQueueOptions amqp;
   amqp.max_attempts = f.worker.max_attempts;
@@ -137,9 +138,9 @@ int run(const RunFlags& f) {
   const int64_t finished_at_start = store->counts(study_id).finished();
   // The workers resolve --pack themselves; on one device they all come to this.
   std::cerr << fmt::format("{} study '{}' in {}: {} trials, {} workers, {}\n",
-                           resumed ? "resuming" : "running", spec.name,
-                           hide_url_password(f.worker.store_url), coordinator.total_trials(),
-                           workers, worker::describe(resolved_pack(f.worker)));
+                           resumed ? "resuming" : "running", printable(spec.name),
+                           mask_secrets(f.worker.store_url), coordinator.total_trials(), workers,
+                           worker::describe(resolved_pack(f.worker)));
 
   Progress progress(stderr);
   bool complete = false;
@@ -161,7 +162,7 @@ int run(const RunFlags& f) {
       if (e.code() != ErrorCode::kUnavailable) throw;
       // The store or broker is away: the workers wait too; say so now and then.
       if (std::chrono::steady_clock::now() - last_retry_note > std::chrono::seconds(5)) {
-        std::cerr << "\nrun: retrying: " << e.what() << std::endl;
+        std::cerr << "\nrun: retrying: " << printable(e.what()) << std::endl;
         last_retry_note = std::chrono::steady_clock::now();
       }
     }

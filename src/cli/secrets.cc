@@ -1,6 +1,10 @@
 #include "cli/secrets.h"
 
-#include "common/strings.h"
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+#include "common/secret_text.h"
 
 namespace layerlab::cli {
 
@@ -33,7 +37,7 @@ int warn_about_secrets_in_arguments(int argc, const char* const* argv, std::ostr
     } else {
       continue;  // a flag without its value: CLI11 reports that
     }
-    const bool secret = flag == "--token" ? !value.empty() : hide_url_password(value) != value;
+    const bool secret = flag == "--token" ? !value.empty() : mask_secrets(value) != value;
     if (!secret) continue;
     out << "layerlab: warning: " << flag << " "
         << (flag == "--token" ? "is a secret" : "has a password")
@@ -42,6 +46,34 @@ int warn_about_secrets_in_arguments(int argc, const char* const* argv, std::ostr
     ++warned;
   }
   return warned;
+}
+
+std::string mask_secret_arguments(std::string text, int argc, const char* const* argv) {
+  std::vector<std::pair<std::string, std::string>> hidden;  // as written, as shown
+  const auto hide = [&hidden](std::string_view value, bool token) {
+    std::string shown = token ? "***" : mask_secrets(value);
+    if (!value.empty() && shown != value) hidden.emplace_back(value, std::move(shown));
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const size_t eq = arg.find('=');
+    const bool token = arg.substr(0, eq) == "--token";
+    if (arg.starts_with("--") && eq != std::string_view::npos)
+      hide(arg.substr(eq + 1), token);
+    else if (token && i + 1 < argc)
+      hide(argv[i + 1], true);
+    hide(arg, false);
+  }
+  for (const char* name : {kStoreEnv, kBrokerEnv, kTokenEnv})
+    if (const char* value = std::getenv(name)) hide(value, name == kTokenEnv);
+  // The longest first, so that a value inside another is not masked half.
+  std::sort(hidden.begin(), hidden.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [written, shown] : hidden)
+    for (size_t at = text.find(written); at != std::string::npos;
+         at = text.find(written, at + shown.size()))
+      text.replace(at, written.size(), shown);
+  return text;
 }
 
 }  // namespace layerlab::cli

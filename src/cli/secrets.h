@@ -28,4 +28,9 @@ void read_secrets_from_environment(CLI::App& app);
 // --token value among the arguments (`--flag VALUE` or `--flag=VALUE`). Returns how many.
 int warn_about_secrets_in_arguments(int argc, const char* const* argv, std::ostream& out);
 
+// `text` (a usage error as CLI11 words it, which may quote an argument) with the secrets of
+// the arguments and of the three variables masked: a --token value becomes ***, and an
+// argument holding a password shows as mask_secrets() writes it.
+std::string mask_secret_arguments(std::string text, int argc, const char* const* argv);
+
 }  // namespace layerlab::cli

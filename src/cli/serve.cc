@@ -12,7 +12,8 @@
 #include "cli/worker_flags.h"
 #include "cli/worker_pool.h"
 #include "common/error.h"
-#include "common/strings.h"
+#include "common/secret_text.h"
+#include "common/text_safety.h"
 #include "queue/trial_queue.h"
 #include "server/server.h"
 #include "study/coordinator_pool.h"
@@ -64,10 +65,10 @@ void serve(const ServeFlags& f) {
   study::CoordinatorPoolOptions feeding;
   if (!f.worker.broker_url.empty()) feeding.publish_horizon = std::chrono::seconds(2);
   study::CoordinatorPool coordinators(
-      *store, *queue, [](const std::string& line) { std::cerr << "serve: " << line << "\n"; },
-      feeding);
+      *store, *queue,
+      [](const std::string& line) { std::cerr << "serve: " << printable(line) << "\n"; }, feeding);
   http.start();
-  std::cerr << "dashboard at " << http.url() << " (store " << hide_url_password(f.worker.store_url)
+  std::cerr << "dashboard at " << http.url() << " (store " << mask_secrets(f.worker.store_url)
             << ")" << std::endl;
   std::unique_ptr<WorkerPool> pool;
   if (f.workers > 0) {
@@ -93,7 +94,8 @@ void serve(const ServeFlags& f) {
       pace.next(coordinators.step(window));
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnavailable && e.code() != ErrorCode::kAborted) throw;
-      std::cerr << "serve: retrying: " << e.what() << "\n";  // store or broker away: next round
+      std::cerr << "serve: retrying: " << printable(e.what())
+                << "\n";  // store or broker away: next round
     }
     if (pool) {
       pool->supervise(1000);

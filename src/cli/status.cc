@@ -9,6 +9,7 @@
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
+#include "common/text_safety.h"
 #include "study/leaderboard.h"
 #include "study/spec.h"
 
@@ -56,11 +57,12 @@ void add_status_command(CLI::App& app) {
       std::cout << out.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("study {} (id {}): {}, {} of {} trials finished\n", s.name, s.id,
-                             store::to_string(s.status), counts.finished(), spec.total_trials());
+    std::cout << fmt::format("study {} (id {}): {}, {} of {} trials finished\n", printable(s.name),
+                             s.id, store::to_string(s.status), counts.finished(),
+                             spec.total_trials());
     for (auto st : store::kAllTrialStatuses)
       if (counts[st]) std::cout << fmt::format("  {:<14} {}\n", store::to_string(st), counts[st]);
-    std::cout << "best (" << spec.metric << ", " << (spec.maximize ? "max" : "min")
+    std::cout << "best (" << printable(spec.metric) << ", " << (spec.maximize ? "max" : "min")
               << ") per dataset\n";
     print_leaderboards(std::cout, boards, spec);
   });

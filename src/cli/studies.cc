@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/store_flag.h"
 #include "cli/trial_table.h"
+#include "common/text_safety.h"
 #include "study/spec.h"
 
 namespace layerlab::cli {
@@ -39,10 +40,11 @@ void add_studies_command(CLI::App& app) {
         continue;
       }
       std::cout << fmt::format(
-          "{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, s.name, store::to_string(s.status),
-          counts.finished(), spec.total_trials(),
-          best_value.is_null() ? "-"
-                               : fmt::format("{} {:.4f}", spec.metric, best_value.get<double>()));
+          "{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, printable(s.name),
+          store::to_string(s.status), counts.finished(), spec.total_trials(),
+          best_value.is_null()
+              ? "-"
+              : fmt::format("{} {:.4f}", printable(spec.metric), best_value.get<double>()));
     }
     if (*json) std::cout << out.dump(2) << "\n";
   });

@@ -2,6 +2,7 @@
 // whose coordinator queues its trials for the workers of that deployment.
 #include <httplib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/text_safety.h"
 
 namespace layerlab::cli {
 namespace {
@@ -28,19 +30,47 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
-// At most `limit` bytes of `text` with control characters shown as spaces: what the
-// server (or a proxy in front of it) said, fit for one line of a terminal.
-std::string printable(std::string_view text, size_t limit = 300) {
-  std::string out;
-  for (char c : text.substr(0, limit)) out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-  if (text.size() > limit) out += "...";
-  return out;
+// The most of an answer submit reads: the API's answers are a few hundred bytes; a proxy's
+// page or a server that sends without end is cut here.
+constexpr size_t kMaxAnswerBytes = size_t{1} << 20;
+
+struct Answer {
+  int status = 0;
+  std::string body;  // at most kMaxAnswerBytes
+  bool cut = false;  // the server sent more, which was not read
+};
+
+Answer post_study(const std::string& server, const httplib::Headers& headers,
+                  const std::string& study) {
+  httplib::Client client(server);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(60);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/api/v1/studies";
+  req.headers = headers;
+  req.set_header("Content-Type", "application/yaml");
+  req.body = study;
+  Answer answer;
+  req.content_receiver = [&answer](const char* data, size_t n, uint64_t, uint64_t) {
+    const size_t room = kMaxAnswerBytes - answer.body.size();
+    answer.body.append(data, std::min(n, room));
+    answer.cut = n > room;
+    return !answer.cut;
+  };
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  if (!client.send(req, res, error) && !answer.cut)
+    throw unavailable("server " + server + ": " + httplib::to_string(error) +
+                      " (is `layerlab serve` running there?)");
+  answer.status = res.status;
+  return answer;
 }
 
 // "MESSAGE (HTTP STATUS CODE)" from the API's error body {"error": {"code", "message"}};
 // a body of another shape (a proxy's page, an older server) is quoted, shortened. Where the
 // message locates a problem in "<request body>", the study file's name is put instead.
-std::string server_error(const httplib::Response& res, const std::string& study_file) {
+std::string server_error(const Answer& res, const std::string& study_file) {
   const nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
   std::string message, code;
   if (j.is_object() && j.contains("error")) {
@@ -54,41 +84,37 @@ std::string server_error(const httplib::Response& res, const std::string& study_
   }
   if (message.empty())
     message = res.body.empty() ? "the server answered with an empty body"
-                               : "the server answered: " + printable(res.body);
+                               : "the server answered: " + excerpt(res.body, 300);
+  if (res.cut)
+    message += " (the answer was longer than " + std::to_string(kMaxAnswerBytes) +
+               " bytes; the rest was not read)";
   constexpr std::string_view kBody = "<request body>";
   for (size_t at = message.find(kBody); at != std::string::npos;
        at = message.find(kBody, at + study_file.size()))
     message.replace(at, kBody.size(), study_file);
-  return printable(message, 4000) + " (HTTP " + std::to_string(res.status) +
-         (code.empty() ? "" : " " + printable(code, 40)) + ")";
+  return excerpt(message, 4000) + " (HTTP " + std::to_string(res.status) +
+         (code.empty() ? "" : " " + excerpt(code, 40)) + ")";
 }
 
 void submit(const SubmitFlags& f) {
   if (f.server.rfind("http://", 0) != 0)
     throw invalid_argument("--server: expected http://HOST:PORT, got '" + f.server + "'");
-  const std::string body = read_file(f.study_file);
-  httplib::Client client(f.server);
-  client.set_connection_timeout(5);
-  client.set_read_timeout(60);
   httplib::Headers headers;
   if (!f.token.empty()) headers.emplace("Authorization", "Bearer " + f.token);
-  const httplib::Result res = client.Post("/api/v1/studies", headers, body, "application/yaml");
-  if (!res)
-    throw unavailable("server " + f.server + ": " + httplib::to_string(res.error()) +
-                      " (is `layerlab serve` running there?)");
-  if (res->status == 201) {
-    const nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+  const Answer res = post_study(f.server, headers, read_file(f.study_file));
+  if (res.status == 201) {
+    const nlohmann::json j = nlohmann::json::parse(res.body, nullptr, false);
     if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
       throw unavailable(
           "server " + f.server +
-          " created the study but its answer is not the API's: " + printable(res->body));
-    std::cout << "submitted study '" << j["name"].get<std::string>() << "' (id "
+          " created the study but its answer is not the API's: " + excerpt(res.body, 300));
+    std::cout << "submitted study '" << printable(j["name"].get<std::string>()) << "' (id "
               << j.value("id", int64_t{0}) << ", " << j.value("total", int64_t{0}) << " trials) to "
               << f.server << "\n";
     return;
   }
-  const std::string why = server_error(*res, f.study_file);
-  switch (res->status) {
+  const std::string why = server_error(res, f.study_file);
+  switch (res.status) {
     case 400:  // the study file is invalid
     case 404:  // no such route: --server names something else
     case 413:  // the file is over the server's body limit

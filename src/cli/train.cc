@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/text_safety.h"
 #include "study/trial.h"
 
 namespace layerlab::cli {
@@ -96,7 +97,7 @@ void run(const TrainFlags& flags) {
     return;
   }
   log << "status " << nn::status_name(outcome.result.status);
-  if (!outcome.result.message.empty()) log << " (" << outcome.result.message << ")";
+  if (!outcome.result.message.empty()) log << " (" << printable(outcome.result.message) << ")";
   log << fmt::format(", {} epochs, {:.2f}s\n", outcome.result.epochs.size(),
                      outcome.result.seconds);
 }

@@ -4,13 +4,14 @@
 
 #include <cmath>
 
+#include "common/text_safety.h"
 #include "store/store.h"
 
 namespace layerlab::cli {
 namespace {
 
 std::string cell(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return printable(v.get<std::string>());
   if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
   return v.dump();
 }
@@ -41,13 +42,13 @@ void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& 
                        const study::StudySpec& spec) {
   const std::vector<std::string> params = varied_parameters(spec);
   std::string header =
-      fmt::format("{:>6}  {:<14} {:<13} {:>12}", "#", "dataset", "status", spec.metric);
-  for (const auto& p : params) header += fmt::format("  {:>13}", p);
+      fmt::format("{:>6}  {:<14} {:<13} {:>12}", "#", "dataset", "status", printable(spec.metric));
+  for (const auto& p : params) header += fmt::format("  {:>13}", printable(p));
   header += fmt::format("  {:>4}  {:>6}  {:>8}", "seed", "epochs", "seconds");
   os << header << "\n";
   for (const auto& t : trials) {
     std::string line =
-        fmt::format("{:>6}  {:<14} {:<13} {:>12}", t.number, t.dataset.substr(0, 14),
+        fmt::format("{:>6}  {:<14} {:<13} {:>12}", t.number, printable(t.dataset.substr(0, 14)),
                     store::to_string(t.status), t.value ? fmt::format("{:.4f}", *t.value) : "-");
     for (const auto& p : params)
       line += fmt::format("  {:>13}", t.params.contains(p) ? cell(t.params[p]) : "-");
@@ -75,11 +76,12 @@ std::vector<store::TrialRecord> leaders(store::Store& store, int64_t study_id,
 
 std::string best_line(const study::Leaderboard& board) {
   const std::optional<double> best = board.best_value();
-  if (!best) return board.dataset + ": no trial with a value yet";
+  if (!best) return printable(board.dataset) + ": no trial with a value yet";
   if (board.best_count > 1)
-    return fmt::format("{}: {} trials share the best value {:.4f}", board.dataset, board.best_count,
-                       *best);
-  return fmt::format("{}: best {:.4f} (trial #{})", board.dataset, *best, board.top.front().number);
+    return fmt::format("{}: {} trials share the best value {:.4f}", printable(board.dataset),
+                       board.best_count, *best);
+  return fmt::format("{}: best {:.4f} (trial #{})", printable(board.dataset), *best,
+                     board.top.front().number);
 }
 
 void print_leaderboards(std::ostream& os, const std::vector<study::StoredLeaderboard>& boards,

@@ -49,30 +49,4 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best_d <= limit ? best : std::string();
 }
 
-std::string hide_url_password(std::string_view url) {
-  std::string out(url);
-  size_t scheme = out.find("://");
-  if (scheme == std::string::npos) return out;
-  size_t start = scheme + 3;
-  size_t end = out.find_first_of("/?#", start);  // the end of user:pass@host:port
-  if (end == std::string::npos) end = out.size();
-  size_t at = out.rfind('@', end == 0 ? 0 : end - 1);  // the last @: a password may hold one
-  if (at != std::string::npos && at >= start && at < end) {
-    size_t colon = out.find(':', start);
-    if (colon != std::string::npos && colon < at)
-      out = out.substr(0, colon + 1) + "***" + out.substr(at);
-  }
-  if (out.compare(0, 8, "postgres") == 0) {
-    for (size_t p = out.find("password=", start); p != std::string::npos;
-         p = out.find("password=", p + 1)) {
-      if (p == 0 || (out[p - 1] != '?' && out[p - 1] != '&')) continue;
-      size_t value = p + 9;
-      size_t stop = out.find_first_of("&#", value);
-      if (stop == std::string::npos) stop = out.size();
-      out = out.substr(0, value) + "***" + out.substr(stop);
-    }
-  }
-  return out;
-}
-
 }  // namespace layerlab

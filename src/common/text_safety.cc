@@ -85,6 +85,10 @@ std::string excerpt(std::string_view text, size_t max_chars) {
   return out;
 }
 
+std::string printable(std::string_view text) {
+  return excerpt(text, std::string_view::npos);
+}
+
 size_t find_json_nesting_over(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false, escaped = false;

@@ -30,6 +30,11 @@ TextPosition position_of(std::string_view text, size_t offset);
 // "... (62914560 bytes)".
 std::string excerpt(std::string_view text, size_t max_chars = kMaxExcerptChars);
 
+// All of `text`, escaped as excerpt() does: outside text (names, paths, messages that quote
+// them) fit for one line of a log or a terminal, where it can neither forge a line nor send
+// an escape sequence.
+std::string printable(std::string_view text);
+
 // The offset of the first '[' or '{' outside a string that opens more than `max_depth`
 // levels of JSON nesting, or npos. One pass over the raw text, so that a 100,000-deep
 // document is refused before a recursive parser or printer sees it.

@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "common/error.h"
-#include "common/strings.h"
+#include "common/secret_text.h"
 
 namespace layerlab::queue::amqp {
 namespace {
@@ -38,7 +38,7 @@ BrokerUrl parse_broker_url(std::string_view url) {
     base = url.substr(0, q);
     query = url.substr(q + 1);
   }
-  out.text = hide_url_password(url);
+  out.text = mask_secrets(url);
   const std::string expected = "; expected amqp://user:pass@host:port/vhost[?queue=NAME]";
   if (starts_with(url, "amqps://"))
     throw invalid_argument("broker URL '" + out.text + "': amqps (TLS) is not supported" +
@@ -59,7 +59,8 @@ BrokerUrl parse_broker_url(std::string_view url) {
     std::string_view pair = query.substr(0, query.find('&'));
     query.remove_prefix(std::min(query.size(), pair.size() + 1));
     if (!starts_with(pair, "queue="))
-      throw invalid_argument("broker URL '" + out.text + "': unknown option '" + std::string(pair) +
+      throw invalid_argument("broker URL '" + out.text + "': unknown option '" +
+                             std::string(pair.substr(0, pair.find('='))) +
                              "' (the one option is queue=NAME)");
     out.queue = std::string(pair.substr(6));
     if (!std::regex_match(out.queue, kName))

@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
-
 #include "analysis/views.h"
 #include "common/error.h"
+#include "server/http_util.h"
 
 namespace layerlab::server {
 
@@ -53,7 +52,7 @@ void ChangeFeed::run() {
       // The store is unavailable for now (locked, restarting), or a poll failed otherwise
       // (out of memory): try again next poll; say so once per distinct error.
       ++errors_;
-      if (e.what() != last_error) std::cerr << "server: following the store: " << e.what() << "\n";
+      if (e.what() != last_error) log_line(std::string("following the store: ") + e.what());
       last_error = e.what();
     }
     for (auto waited = std::chrono::milliseconds(0); waited < interval_ && !stop_;

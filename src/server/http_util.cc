@@ -3,10 +3,13 @@
 #include <charconv>
 #include <iostream>
 
+#include "common/text_safety.h"
+
 namespace layerlab::server {
 namespace {
 
 constexpr const char* kRetryAfterSeconds = "5";
+constexpr const char* kInternalMessage = "internal error (the server's log says what happened)";
 
 }  // namespace
 
@@ -76,25 +79,42 @@ void send_error(Response& res, int status, const std::string& message) {
   send_json(res, {{"error", {{"code", status_code_name(status)}, {"message", message}}}}, status);
 }
 
+void log_line(std::string_view text) {
+  std::cerr << "server: " + printable(text) + "\n";
+}
+
+// Answers to anyone who reaches the port name no store location, host or SQL: a 5xx error
+// says what kind of trouble it is, and the log says the rest.
 void run_guarded(const Handler& h, const Request& req, Response& res) {
+  const auto log_request = [&req](std::string_view what) {
+    log_line(req.method + " " + req.path + ": " + std::string(what));
+  };
   try {
     h(req, res);
   } catch (const Error& e) {
     const int status = http_status(e.code());
-    if (status >= 500)
-      std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
     res = Response{};
-    send_error(res, status, e.what());
-    // The store is away or busy: when to ask again (RFC 9110), for clients and balancers.
-    if (status == 503) res.set_header("Retry-After", kRetryAfterSeconds);
+    if (status < 500) {
+      send_error(res, status, e.what());
+      return;
+    }
+    log_request(e.what());
+    if (status == 503) {
+      send_error(res, 503,
+                 "the store cannot be reached or is busy; try again (the server's log says why)");
+      // The store is away or busy: when to ask again (RFC 9110), for clients and balancers.
+      res.set_header("Retry-After", kRetryAfterSeconds);
+    } else {
+      send_error(res, status, kInternalMessage);
+    }
   } catch (const std::bad_alloc&) {
-    std::cerr << "server: " << req.method << " " << req.path << ": out of memory\n";
+    log_request("out of memory");
     res = Response{};
     send_error(res, 503, "the server ran out of memory for this request");
   } catch (const std::exception& e) {
-    std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
+    log_request(e.what());
     res = Response{};
-    send_error(res, 500, std::string("internal error: ") + e.what());
+    send_error(res, 500, kInternalMessage);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/error.h"
 #include "server/http.h"
@@ -25,10 +26,15 @@ void send_json(Response& res, const nlohmann::json& body, int status = 200);
 void send_json_text(Response& res, std::shared_ptr<const std::string> body, int status = 200);
 void send_error(Response& res, int status, const std::string& message);
 
+// One line on stderr: "server: " and `text` with its control characters escaped, so that
+// a request path or a name quoted in an error can neither forge a line nor reach a terminal.
+void log_line(std::string_view text);
+
 using Handler = std::function<void(const Request&, Response&)>;
 // Runs `h`, turning layerlab::Error into its status, bad_alloc into a 503 and any other
-// exception into a 500 that says what happened (the request is the boundary: nothing
-// escapes into the server's threads).
+// exception into a 500 (the request is the boundary: nothing escapes into the server's
+// threads). A 5xx answer says only what kind of trouble it is; what happened, which may name
+// the store's host or a statement, goes to the log.
 void run_guarded(const Handler& h, const Request& req, Response& res);
 
 // Query parameters; a bad value is kInvalidArgument naming the parameter, and so is one

@@ -5,10 +5,13 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <iostream>
 
 namespace layerlab::server {
 namespace {
+
+// How the server's store connections name the store in their messages: errors that anyone
+// who reaches the port may read never carry its location (user, host, database, file).
+constexpr const char* kStoreLabel = "store";
 
 bool mutating(const std::string& method) {
   return method != "GET" && method != "HEAD" && method != "OPTIONS";
@@ -88,6 +91,7 @@ Api::Api(ServerOptions options) {
   // once, even one that is the first to find it away.
   store_options.outage = std::make_shared<store::Outage>();
   store_options.wait_when_away = false;
+  store_options.label = kStoreLabel;
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url, store_options));
   // Cache misses (the expensive routes) hold at most half the threads; /healthz, cached
@@ -98,6 +102,7 @@ Api::Api(ServerOptions options) {
       std::make_unique<ModelDownloads>(o.max_model_downloads, o.max_model_downloads_per_client);
   store::StoreOptions feed_options;
   feed_options.stop = &context_.stopping;
+  feed_options.label = kStoreLabel;
   feed_options.outage = store_options.outage;
   context_.feed = std::make_unique<ChangeFeed>(store::open_store(o.store_url, feed_options),
                                                *context_.cache, context_.hub, o.poll);
@@ -139,7 +144,7 @@ void Api::handle(Request& req, Response& res) {
     res = Response{};
     res.status = 500;
     res.static_body = R"({"error":{"code":"internal","message":"internal error"}})";
-    std::cerr << "server: " << req.method << " " << req.path << ": " << e.what() << "\n";
+    log_line(req.method + " " + req.path + ": " + e.what());
   }
   MutexLock lock(context_.counters_mu);
   ++context_.responses[res.status];
@@ -181,7 +186,7 @@ int Server::start() {
         c.cache->with_study(s.id, [](analysis::StudyView&) {});
       }
     } catch (const Error& e) {  // requests will load (and report) it themselves
-      std::cerr << "server: warming the study cache: " << e.what() << "\n";
+      log_line(std::string("warming the study cache: ") + e.what());
     }
   });
   sampler_ = std::thread([this, &c] {
@@ -189,7 +194,7 @@ int Server::start() {
       try {
         c.sample_queue();
       } catch (const std::exception& e) {  // a gap in the history; the next sample may work
-        std::cerr << "server: sampling the queue: " << e.what() << "\n";
+        log_line(std::string("sampling the queue: ") + e.what());
       }
       MutexLock lock(stop_mu_);
       if (stop_cv_.wait_for(lock.native(), c.options.queue_sample,

@@ -288,11 +288,29 @@ std::string Result::blob(int row, int col) const {
 
 // ---- Db
 
+// libpq's own message for a URL it cannot read quotes the piece it stumbled on, which may be
+// the password ("invalid percent-encoded token: ..."), so it is not passed on.
+void Db::refuse_unreadable_conninfo() const {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo_.c_str(), &error);
+  PQfreemem(error);
+  if (options) {
+    PQconninfoFree(options);
+    return;
+  }
+  throw PgError(ErrorCode::kInvalidArgument,
+                label_ +
+                    ": libpq cannot read this URL (its message is not shown: it may quote "
+                    "the password); check the %XX escapes and the parameter names",
+                "", false);
+}
+
 Db::Db(const std::string& conninfo, std::string label, const Options& options)
     : conninfo_(conninfo),
       label_(std::move(label)),
       options_(options),
       rng_(static_cast<unsigned>(std::random_device{}() ^ static_cast<unsigned>(::getpid()))) {
+  refuse_unreadable_conninfo();
   auto start = std::chrono::steady_clock::now();
   try {
     connect_within(options_.busy_timeout);

@@ -283,6 +283,8 @@ class Db {
   Result run_simple(const char* sql);
   void commit(bool write, std::optional<std::string>& in_doubt_xid);
   std::string xact_status(const std::string& xid);  // "committed", "aborted", "in progress"
+  // kInvalidArgument when libpq cannot read conninfo_, without libpq's own message.
+  void refuse_unreadable_conninfo() const;
   void connect_within(std::chrono::milliseconds budget, bool wait = true);
   bool connected() const;
   void setup_session();

@@ -62,6 +62,9 @@ struct StoreOptions {
   // for the retries above while other requests queue behind them; its change feed waits.
   // Opening the store still waits as above.
   bool wait_when_away = true;
+  // How the store names itself at the head of its messages; "": its URL, password masked
+  // (StoreUrl::text). A server whose errors anyone may read names it without its location.
+  std::string label;
 };
 
 // Retry policy for claiming.

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "common/strings.h"
+#include "common/secret_text.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "store/store.h"
@@ -52,7 +52,7 @@ void take_pool_mode(std::string_view url, StoreUrl& out) {
 
 StoreUrl parse_store_url(std::string_view url) {
   StoreUrl out;
-  out.text = hide_url_password(url);
+  out.text = mask_secrets(url);
   const std::string expected =
       "; expected sqlite:PATH (e.g. sqlite:layerlab.db) or postgresql://user:pass@host:port/db";
   if (starts_with(url, "sqlite:")) {
@@ -80,6 +80,7 @@ StoreUrl parse_store_url(std::string_view url) {
 
 std::unique_ptr<Store> open_store(std::string_view url, const StoreOptions& options) {
   StoreUrl parsed = parse_store_url(url);
+  if (!options.label.empty()) parsed.text = options.label;
   switch (parsed.kind) {
     case StoreUrl::Kind::kSqlite:
       return open_sqlite_store(parsed, options);

@@ -120,7 +120,7 @@ TEST(SubmitCommand, AnAnswerThatIsNotTheApisIsQuotedOnOneLine) {
   proxy.stop();
   serving.join();
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  expect_one_line(r, "the server answered: <html> <h1>Bad Gateway</h1>", "(HTTP 502)");
+  expect_one_line(r, "the server answered: <html>\\n<h1>Bad Gateway</h1>", "(HTTP 502)");
   EXPECT_LT(r.err.size(), 500u) << "shortened";
 }
 

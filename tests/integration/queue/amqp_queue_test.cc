@@ -464,7 +464,7 @@ TEST(AmqpQueueUrl, BadUrlsAreRejectedWithTheReason) {
   EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqps://u:secret@h/v"); },
                            ErrorCode::kInvalidArgument, "TLS"));
   EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://u:secret@h:5672/?x=1"); },
-                           ErrorCode::kInvalidArgument, "unknown option 'x=1'"));
+                           ErrorCode::kInvalidArgument, "unknown option 'x'"));
   EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://u:secret@h/?queue=a b"); },
                            ErrorCode::kInvalidArgument, "queue name"));
   EXPECT_TRUE(throws_error([&] { make_amqp_queue(*store, "w", "amqp://u:secret@h/?queue=a b"); },
