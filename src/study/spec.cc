@@ -1030,7 +1030,8 @@ YAML::Node load_document(const Parser& parser, const std::string& text, const Sp
 
 // Checks JSON text before anything is built from it: nesting (counted over the raw text,
 // so that a 100,000-deep body costs one pass), then the syntax, numbers out of range and
-// strings that are not UTF-8, each reported at its LINE:COL. Returns the parsed document.
+// strings that are not UTF-8, then the entries (check_flow_collections), each reported at
+// its LINE:COL. Returns the parsed document.
 json check_json(const Parser& parser, const std::string& text, const SpecLimits& limits) {
   auto mark_at = [&](size_t offset) {
     const TextPosition at = position_of(text, offset);
@@ -1077,6 +1078,8 @@ json check_json(const Parser& parser, const std::string& text, const SpecLimits&
     parser.fail_at(mark_at(sax.error_at > 0 ? sax.error_at - 1 : 0),
                    "invalid JSON: " + excerpt(why, 200));
   }
+  // The document costs as much per entry as yaml-cpp's tokens: counted first, as they are.
+  check_flow_collections(parser, text, limits);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {

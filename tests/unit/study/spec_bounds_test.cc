@@ -112,6 +112,22 @@ TEST(FlowTokens, AFlatListOfAMillionEntriesIsRefusedBeforeYamlCppReadsIt) {
       << e;
 }
 
+TEST(FlowTokens, AJsonBodyIsCountedBeforeItIsParsed) {
+  std::string list = "[";
+  for (int i = 0; i < 1'000'000; ++i) list += "1,";
+  SpecLimits l;
+  l.max_nodes = 1000;
+  try {
+    parse_study_text("{\"name\": \"a\",\n \"datasets\": " + list + "1]}", "body", l);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(),
+                         "more than 4000 tokens inside [...] and {...} (4 x "
+                         "SpecLimits::max_nodes) (body:2:"))
+        << e.what();
+  }
+}
+
 TEST(FlowTokens, TenThousandValuesInBracketsPass) {
   std::string list = "[";
   for (int i = 1; i <= 10'000; ++i) list += std::to_string(i) + (i < 10'000 ? ", " : "]");
