@@ -195,6 +195,13 @@ int run(const RunFlags& f) {
     std::cerr << "interrupted; run the same command again to resume\n";
     return 130;
   }
+  if (coordinator.out_of_time()) std::cerr << "run: " << coordinator.out_of_time_note() << "\n";
+  if (std::all_of(boards.begin(), boards.end(), [](const auto& b) { return b.trials.empty(); })) {
+    std::cerr << "run: no trial has a value of " << spec.metric
+              << ": nothing was learned (see its trials' statuses and errors with `layerlab "
+                 "trials`)\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -148,13 +148,27 @@ int64_t SqlStore<Db>::cancel_study(int64_t id) {
   return write("cancel_study", [&]() REQUIRES(mu_) {
     if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1", id) == 0)
       throw no_study("cancel_study", id);
-    std::vector<int64_t> ids =
-        returned_ids(db_.query("UPDATE trials SET status = 'cancelled', finished_at = ?2 "
-                               "WHERE study_id = ?1 AND status = 'queued' RETURNING id",
-                               id, now_ms()));
-    log_changes(ids);
-    return static_cast<int64_t>(ids.size());
+    return cancel_queued(id);
   });
+}
+
+template <typename Db>
+int64_t SqlStore<Db>::cancel_queued_trials(int64_t study_id) {
+  MutexLock lock(mu_);
+  return write("cancel_queued_trials", [&]() REQUIRES(mu_) {
+    require_study("cancel_queued_trials", study_id);
+    return cancel_queued(study_id);
+  });
+}
+
+template <typename Db>
+int64_t SqlStore<Db>::cancel_queued(int64_t study_id) {
+  std::vector<int64_t> ids =
+      returned_ids(db_.query("UPDATE trials SET status = 'cancelled', finished_at = ?2 "
+                             "WHERE study_id = ?1 AND status = 'queued' RETURNING id",
+                             study_id, now_ms()));
+  log_changes(ids);
+  return static_cast<int64_t>(ids.size());
 }
 
 template <typename Db>

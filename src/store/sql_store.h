@@ -52,6 +52,7 @@ class SqlStore : public Store {
   std::vector<StudyRecord> list_studies(const StudyListing& which) override;
   void set_study_status(int64_t id, StudyStatus status) override;
   int64_t cancel_study(int64_t id) override;
+  int64_t cancel_queued_trials(int64_t study_id) override;
   StudyCounts counts(int64_t study_id) override;
 
   // ---- trials
@@ -237,6 +238,7 @@ class SqlStore : public Store {
   void check(const char* call, const ClaimOptions& o) const;
   void check_attempt(const char* call, int attempt) const;
   void require_study(const char* call, int64_t id) REQUIRES(mu_);  // inside a transaction
+  int64_t cancel_queued(int64_t study_id) REQUIRES(mu_);           // inside a write
   void check_keep(const TrialFinish& f) const;
   // finish_trials' checks and conversions, before the transaction.
   std::vector<Prepared> prepare_finishes(const std::vector<TrialFinish>& finishes) const;

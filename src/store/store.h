@@ -97,6 +97,9 @@ class Store {
   // trials finish normally (a lease that expires then cancels instead of requeueing).
   // Returns the number of trials cancelled.
   virtual int64_t cancel_study(int64_t id) = 0;
+  // Cancels the study's queued trials, leaving the study's status as it is (a study whose
+  // time budget ran out: its running trials finish, nothing more starts). Returns how many.
+  virtual int64_t cancel_queued_trials(int64_t study_id) = 0;
   virtual StudyCounts counts(int64_t study_id) = 0;
 
   // ---- trials

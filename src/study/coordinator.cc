@@ -1,5 +1,7 @@
 #include "study/coordinator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
@@ -38,10 +40,21 @@ Coordinator::Coordinator(store::Store& store, queue::TrialQueue& queue, StudySpe
       options_(options) {
   if (options_.max_queued < 1 || options_.batches_per_call < 1)
     throw invalid_argument("coordinator: max_queued and batches_per_call must be >= 1");
+  if (spec_.budget_hours > 0)
+    deadline_ = store_.get_study(study_id_).created_at +
+                std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::duration<double, std::ratio<3600>>(spec_.budget_hours));
 }
 
 int64_t Coordinator::top_up(int64_t max_in_flight, int max_batches) {
-  if (stopped_) return 0;
+  if (stopped_ || out_of_time_) return 0;
+  if (deadline_ && options_.clock->now() >= *deadline_) {
+    // Marked only once they are cancelled: a store away now leaves it to the next call.
+    store_.cancel_queued_trials(study_id_);
+    out_of_time_ = true;
+    held_.clear();
+    return 0;
+  }
   if (max_batches <= 0) max_batches = options_.batches_per_call;
   if (!republished_) {
     store::TrialFilter queued;
@@ -125,7 +138,8 @@ void Coordinator::set_publish_window(int64_t trials) {
 }
 
 int64_t Coordinator::publish() {
-  if (stopped_ || (held_.empty() && (publish_window_ == 0 || sampler_->adaptive()))) return 0;
+  if (stopped_ || out_of_time_ || (held_.empty() && (publish_window_ == 0 || sampler_->adaptive())))
+    return 0;
   return publish_held(store_.count_trials(study_id_, {.statuses = {store::TrialStatus::kQueued}}));
 }
 
@@ -149,9 +163,15 @@ int64_t Coordinator::publish_held(int64_t queued) {
 bool Coordinator::complete() {
   // `run` asks every 25 ms: nothing is counted while trials remain to store, then only the
   // unfinished ones (an index range, not the whole study).
-  if (next_number_ < total_) return false;
+  if (next_number_ < total_ && !out_of_time_) return false;
   return store_.count_trials(study_id_, {.statuses = {store::TrialStatus::kQueued,
                                                       store::TrialStatus::kRunning}}) == 0;
+}
+
+std::string Coordinator::out_of_time_note() const {
+  return fmt::format(
+      "budget of {} hours reached: {} of {} trials stored, the queued ones cancelled",
+      spec_.budget_hours, next_number_, total_);
 }
 
 // Finished trials stay finished (the store changes only running trials' statuses), so the

@@ -20,10 +20,13 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "queue/trial_queue.h"
+#include "store/clock.h"
 #include "store/store.h"
 #include "study/sampler.h"
 #include "study/spec.h"
@@ -41,6 +44,8 @@ struct CoordinatorOptions {
   int64_t max_queued = 10'000;
   // Batches one top_up call stores at most (both kinds of sampler).
   int batches_per_call = 5;
+  // Reads the time budget (budget.hours): the system clock, or a test's ManualClock.
+  const store::Clock* clock = &store::system_clock();
 };
 
 class Coordinator {
@@ -61,6 +66,11 @@ class Coordinator {
   // that call throws kFailedPrecondition "study 'NAME' was cancelled..." (for `run`, whose
   // study it is: an error, not "finished"), later calls store nothing and return 0.
   // CoordinatorPool (`serve`) takes it as the end of that study's feeding, not an error.
+  //
+  // A study with budget.hours runs out of time that long after it was created (its
+  // created_at in the store, so a resumed study gets no new time): the first call after
+  // that cancels the study's queued trials and every later call stores and publishes
+  // nothing; the running trials finish, and the study is complete() once they have.
   int64_t top_up(int64_t max_in_flight, int max_batches = 0);
 
   // At most `trials` of the study's trials published and not yet started; stored trials
@@ -80,8 +90,14 @@ class Coordinator {
   // Published trials not yet started at the last look (after its publishing), under a window.
   int64_t waiting() const { return waiting_; }
 
-  // True once every trial of the study is stored and finished (none queued or running).
+  // True once every trial of the study is stored and finished (none queued or running), or
+  // once its time budget ran out and none is queued or running.
   bool complete();
+
+  // Whether the study's time budget ran out (seen by a top_up call); then out_of_time_note()
+  // says so for the study's output: "budget of 2 hours reached: 37 of 100 trials stored...".
+  bool out_of_time() const { return out_of_time_; }
+  std::string out_of_time_note() const;
 
   // The study was found cancelled when trials were added: no more are.
   bool stopped() const { return stopped_; }
@@ -112,6 +128,9 @@ class Coordinator {
   CoordinatorOptions options_;
   bool republished_ = false;
   bool stopped_ = false;
+  // budget.hours: when the study runs out of time (nullopt: no budget), and whether it has.
+  std::optional<store::Time> deadline_;
+  bool out_of_time_ = false;
   // The publish window (0: none), the stored trials it holds back (in number order), the
   // published ones not yet started at the last look, and started().
   int64_t publish_window_ = 0;

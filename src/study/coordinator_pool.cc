@@ -49,8 +49,10 @@ int64_t CoordinatorPool::step(int64_t max_in_flight) {
   for (store::StudyRecord& s : store_.list_studies({.status = store::StudyStatus::kRunning})) {
     if (broken_.count(s.id)) continue;
     if (!coordinators_.count(s.id) && !guarded(s, [&] {
+          CoordinatorOptions options = options_.study;
+          options.clock = options_.clock;
           auto c = std::make_unique<Coordinator>(store_, queue_, StudySpec::from_json(s.spec), s.id,
-                                                 options_.study);
+                                                 options);
           // Windowed from its first publishing (pace_publishing sizes it from then on).
           if (options_.publish_horizon.count() > 0)
             c->set_publish_window(std::max<int64_t>(1, max_in_flight));
@@ -121,7 +123,9 @@ int64_t CoordinatorPool::step(int64_t max_in_flight) {
     bool complete = false;
     if (!guarded(s, [&] { complete = c.complete(); }) || !complete) continue;
     store_.set_study_status(s.id, store::StudyStatus::kFinished);
-    report_("study '" + s.name + "' finished: " + std::to_string(c.total_trials()) + " trials");
+    report_(
+        "study '" + s.name + "' finished: " +
+        (c.out_of_time() ? c.out_of_time_note() : std::to_string(c.total_trials()) + " trials"));
     coordinators_.erase(it);
   }
   return adaptive_added + drained;

@@ -37,7 +37,8 @@ struct CoordinatorPoolOptions {
   int batches_per_step = 5;  // batches of kTrialBatch trials stored per step, in all
   // 0: every stored trial is published at once (the store queue needs no publishing).
   std::chrono::milliseconds publish_horizon{0};
-  const store::Clock* clock = &store::system_clock();  // paces the publish windows
+  // Paces the publish windows and reads the studies' time budgets (budget.hours).
+  const store::Clock* clock = &store::system_clock();
 };
 
 class CoordinatorPool {

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -53,6 +54,13 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 std::string fmt_count(double n) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", n);
+  return buf;
+}
+
+// A bound as people write it: 100000, 0.5, 1e+20.
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
   return buf;
 }
 
@@ -250,16 +258,34 @@ std::vector<nn::Architecture> largest_networks(const StudySpec& s, int inputs, i
   return out;
 }
 
+// The SpecLimits field that bounds a numeric parameter from above; nullptr for the others
+// (units and hidden_layers: NetworkLimits; dropout and momentum: below 1).
+struct Bound {
+  double max;
+  const char* field;
+};
+std::optional<Bound> parameter_bound(const SpecLimits& l, const std::string& name) {
+  if (contains({"epochs", "lr_step_epochs", "warmup_epochs", "patience"}, name))
+    return Bound{static_cast<double>(l.max_epochs), "max_epochs"};
+  if (name == "batch_size") return Bound{static_cast<double>(l.max_batch_size), "max_batch_size"};
+  if (contains({"learning_rate", "weight_decay", "lr_gamma", "lr_min"}, name))
+    return Bound{l.max_rate, "max_rate"};
+  return std::nullopt;
+}
+
 class Parser {
  public:
   Parser(std::string file, const SpecLimits& limits) : file_(std::move(file)), limits_(limits) {}
 
   StudySpec study(const Item& top);
 
-  [[noreturn]] void fail_at(const YAML::Mark& m, const std::string& message) const {
+  // FILE:LINE:COL
+  std::string place(const YAML::Mark& m) const {
     const int line = std::max(m.line, 0) + 1, column = std::max(m.column, 0) + 1;
-    throw invalid_argument(one_line(message + " (" + file_ + ":" + std::to_string(line) + ":" +
-                                    std::to_string(column) + ")"));
+    return file_ + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+  [[noreturn]] void fail_at(const YAML::Mark& m, const std::string& message) const {
+    throw invalid_argument(one_line(message + " (" + place(m) + ")"));
   }
   [[noreturn]] void fail(const Item& at, const std::string& message) const {
     fail_at(at.mark, at.path.empty() ? message : at.path + ": " + message);
@@ -281,6 +307,10 @@ class Parser {
   std::string choice(const Item& item, const std::string& kind,
                      const std::vector<std::string>& choices) const;
   int64_t integer(const Item& item, int64_t min, const std::string& what) const;
+  // integer(), refused above `max` with "at most MAX (SpecLimits::FIELD)".
+  int64_t bounded(const Item& item, int64_t min, int64_t max, const char* field) const;
+  // Refuses a parameter's number above its bound (parameter_bound).
+  void check_bound(const std::string& name, const json& value, const Item& at) const;
   double number(const Item& item) const;
   bool boolean(const Item& item) const;
 
@@ -372,6 +402,23 @@ int64_t Parser::integer(const Item& item, int64_t min, const std::string& what) 
   return j.get<int64_t>();
 }
 
+int64_t Parser::bounded(const Item& item, int64_t min, int64_t max, const char* field) const {
+  const std::string what =
+      min == 0 ? "a non-negative integer" : "an integer >= " + std::to_string(min);
+  const int64_t v = integer(item, min, what);
+  if (v > max)
+    fail(item, std::to_string(v) + " is too large; at most " + std::to_string(max) +
+                   " (SpecLimits::" + field + ")");
+  return v;
+}
+
+void Parser::check_bound(const std::string& name, const json& value, const Item& at) const {
+  const std::optional<Bound> bound = parameter_bound(limits_, name);
+  if (!bound || !value.is_number() || value.get<double>() <= bound->max) return;
+  fail_at(at.mark, "parameters." + name + ": " + got(at.node) + " is too large; at most " +
+                       number_text(bound->max) + " (SpecLimits::" + bound->field + ")");
+}
+
 double Parser::number(const Item& item) const {
   const json j = item.node.IsScalar() ? scalar_json(item.node) : json();
   if (!j.is_number() || !std::isfinite(j.get<double>())) expected(item, "a finite number");
@@ -409,6 +456,7 @@ StudySpec Parser::study(const Item& top) {
       s.validation_fraction = number(*fr);
       if (s.validation_fraction <= 0 || s.validation_fraction >= 1)
         expected(*fr, "a fraction in (0, 1)");
+      s.validation_place = place(fr->mark);
     }
     if (const Item* st = find(vf, "stratify")) s.stratify = boolean(*st);
   }
@@ -434,6 +482,9 @@ StudySpec Parser::study(const Item& top) {
     if (const Item* h = find(bf, "hours")) {
       s.budget_hours = number(*h);
       if (s.budget_hours <= 0) expected(*h, "a positive number of hours");
+      if (s.budget_hours > limits_.max_hours)
+        fail(*h, got(h->node) + " hours is too long; at most " + number_text(limits_.max_hours) +
+                     " (SpecLimits::max_hours)");
     }
   }
   if (const Item* sd = find(f, "seeds")) {
@@ -452,7 +503,7 @@ StudySpec Parser::study(const Item& top) {
     const Fields sf = settings(*stopping, {"patience"});
     const Item* p = find(sf, "patience");
     if (!p) fail(*stopping, "expected patience: N (epochs without improvement; 0 = off)");
-    s.patience = static_cast<int>(integer(*p, 0, "a non-negative integer"));
+    s.patience = static_cast<int>(bounded(*p, 0, limits_.max_epochs, "max_epochs"));
   }
   if (const Item* kw = find(f, "keep_weights")) {
     const Fields kf = settings(*kw, {"top"});
@@ -476,18 +527,12 @@ StudySpec Parser::study(const Item& top) {
       if (!contains(keys, e.key))
         fail_at(e.key_mark, e.value.path + ": not a setting of type " + s.early_terminate.type +
                                 "; expected one of " + join(keys, ", "));
-    auto small = [&](const char* key, int64_t min, int& out) {
-      const Item* i = find(ef, key);
-      if (!i) return;
-      const std::string what =
-          min == 0 ? "a non-negative integer" : "an integer >= " + std::to_string(min);
-      const int64_t v = integer(*i, min, what);
-      if (v > 1'000'000) expected(*i, what + " up to 1000000");
-      out = static_cast<int>(v);
+    auto small = [&](const char* key, int64_t min, int64_t max, const char* field, int& out) {
+      if (const Item* i = find(ef, key)) out = static_cast<int>(bounded(*i, min, max, field));
     };
-    small("min_epochs", 1, s.early_terminate.min_epochs);
-    small("eta", 2, s.early_terminate.eta);
-    small("warmup_epochs", 0, s.early_terminate.warmup_epochs);
+    small("min_epochs", 1, limits_.max_epochs, "max_epochs", s.early_terminate.min_epochs);
+    small("eta", 2, limits_.max_eta, "max_eta", s.early_terminate.eta);
+    small("warmup_epochs", 0, limits_.max_epochs, "max_epochs", s.early_terminate.warmup_epochs);
   }
   parameters(s, f, stopping != nullptr);
   check_method(s, top, f);
@@ -505,6 +550,7 @@ void Parser::datasets(StudySpec& s, const Item& item) const {
     if (std::find(s.datasets.begin(), s.datasets.end(), d) != s.datasets.end())
       fail(e, "dataset '" + excerpt(d) + "' is listed twice");
     s.datasets.push_back(d);
+    s.dataset_places.push_back(place(e.mark));
     // Only plain names are checked here: files are opened by the trials, not by the parser.
     const std::string head = d.substr(0, d.find('?'));
     if (head.find_first_of(":/") != std::string::npos || ends_with(head, ".csv") ||
@@ -572,11 +618,14 @@ void Parser::parameters(StudySpec& s, const Fields& top, bool patience_given) {
 }
 
 json Parser::parameter_value(const std::string& name, const Item& item) const {
+  json value;
   try {
-    return canonical_value(name, node_json(item.node));
+    value = canonical_value(name, node_json(item.node));
   } catch (const Error& e) {
     fail_at(item.mark, std::string("parameters.") + e.what());
   }
+  check_bound(name, value, item);
+  return value;
 }
 
 Domain Parser::domain(const std::string& name, const Item& item) const {
@@ -639,6 +688,7 @@ void Parser::distribution(Domain& d, const std::string& name, const Item& parent
   d.min = number(*min);
   d.max = number(*max);
   if (d.max <= d.min) expected(*max, "a number greater than min (" + min->node.Scalar() + ")");
+  check_bound(name, d.max, *max);
   const bool log =
       d.distribution == Distribution::kLogUniform || d.distribution == Distribution::kQLogUniform;
   if (log && d.min <= 0) expected(*min, "a positive number (" + kind + " needs min > 0)");
@@ -730,6 +780,24 @@ void Parser::check_method(const StudySpec& s, const Item& top, const Fields& f) 
   }
 }
 
+// The offset of the quote that closes the quoted scalar opened at `open` (" or '), when it
+// closes on the same line; npos otherwise.
+size_t closing_quote(const std::string& text, size_t open) {
+  const char quote = text[open];
+  for (size_t i = open + 1; i < text.size() && text[i] != '\n'; ++i) {
+    if (quote == '"' && text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
+      ++i;  // an escape: \" does not close (\<newline> goes on to the next line: not closed)
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside a single-quoted scalar
+        continue;
+      }
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
 // A pass over the YAML events before any node is built, which also finds where each
 // document starts. YAML::LoadAll is not used: on some malformed input (a leading ',')
 // yaml-cpp 0.7 keeps reporting documents without advancing, and LoadAll loops, allocating,
@@ -737,8 +805,9 @@ void Parser::check_method(const StudySpec& s, const Item& top, const Fields& f) 
 // starts where the previous one did.
 //
 // It refuses, at the event that crosses the line: nesting deeper than max_depth; more than
-// max_nodes nodes with every alias expanded (each alias counts the whole node it names, so a
-// "billion laughs" document is refused after a few hundred events); an alias inside the node
+// max_nodes nodes, or max_expanded_bytes bytes of strings, with every alias expanded (each
+// alias counts the whole node it names, so a "billion laughs" document, or a list of
+// aliases to one long string, is refused after a few hundred events); an alias inside the node
 // it names (a node that contains itself: walking it would never end); and a string that is
 // not UTF-8 after unescaping ("\ud800").
 class Guard : public YAML::EventHandler {
@@ -750,7 +819,7 @@ class Guard : public YAML::EventHandler {
     frames_.clear();
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { leaf(m, anchor); }
+  void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { leaf(m, anchor, 0); }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
     for (const Frame& f : frames_)
       if (f.anchor == anchor && anchor != YAML::NullAnchor)
@@ -758,8 +827,8 @@ class Guard : public YAML::EventHandler {
                         "invalid YAML: an alias refers to a node that contains it (a "
                         "recursive alias); a study file must be a tree");
     const auto it = sizes_.find(anchor);
-    const Size size = it == sizes_.end() ? Size{1, 1} : it->second;
-    count(m, size.nodes);
+    const Size size = it == sizes_.end() ? Size{1, 1, 0} : it->second;
+    count(m, size);
     depth(m, static_cast<int64_t>(frames_.size()) + size.depth);
     add_to_parent(size);
   }
@@ -770,7 +839,7 @@ class Guard : public YAML::EventHandler {
                       "invalid UTF-8 in a string (an escaped surrogate such as \\ud800?) at "
                       "character " +
                           std::to_string(bad + 1));
-    leaf(m, anchor);
+    leaf(m, anchor, static_cast<int64_t>(value.size()));
   }
   void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
@@ -786,20 +855,29 @@ class Guard : public YAML::EventHandler {
   std::vector<YAML::Mark> starts;
 
  private:
+  // Of a node with its aliases expanded.
   struct Size {
-    int64_t nodes = 0;  // expanded
+    int64_t nodes = 0;
     int64_t depth = 0;  // levels, itself included
+    int64_t bytes = 0;  // of its scalars
   };
   struct Frame {
     YAML::anchor_t anchor;
     Size size;
   };
 
-  void count(const YAML::Mark& m, int64_t nodes) {
-    total_ = nodes > limits_.max_nodes - total_ ? limits_.max_nodes + 1 : total_ + nodes;
-    if (total_ > limits_.max_nodes)
+  // Adds a node (an alias: the whole node it names) to the document's totals; both stop
+  // growing past their limits, so sums never overflow.
+  void count(const YAML::Mark& m, const Size& size) {
+    total_nodes_ = std::min(total_nodes_ + size.nodes, limits_.max_nodes + 1);
+    if (total_nodes_ > limits_.max_nodes)
       parser_.fail_at(m, "the document has more than " + std::to_string(limits_.max_nodes) +
                              " nodes with its aliases expanded (SpecLimits::max_nodes)");
+    total_bytes_ = std::min(total_bytes_ + size.bytes, limits_.max_expanded_bytes + 1);
+    if (total_bytes_ > limits_.max_expanded_bytes)
+      parser_.fail_at(m, "the document's strings come to more than " +
+                             std::to_string(limits_.max_expanded_bytes) +
+                             " bytes with its aliases expanded (SpecLimits::max_expanded_bytes)");
   }
   void depth(const YAML::Mark& m, int64_t levels) {
     if (levels > limits_.max_depth)
@@ -811,16 +889,18 @@ class Guard : public YAML::EventHandler {
     Size& parent = frames_.back().size;
     parent.nodes = std::min(parent.nodes + child.nodes, limits_.max_nodes + 1);
     parent.depth = std::max(parent.depth, child.depth + 1);
+    parent.bytes = std::min(parent.bytes + child.bytes, limits_.max_expanded_bytes + 1);
   }
-  void leaf(const YAML::Mark& m, YAML::anchor_t anchor) {
-    count(m, 1);
-    if (anchor != YAML::NullAnchor) sizes_[anchor] = {1, 1};
-    add_to_parent({1, 1});
+  void leaf(const YAML::Mark& m, YAML::anchor_t anchor, int64_t bytes) {
+    const Size size{1, 1, bytes};
+    count(m, size);
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = size;
+    add_to_parent(size);
   }
   void open(const YAML::Mark& m, YAML::anchor_t anchor) {
     depth(m, static_cast<int64_t>(frames_.size()) + 1);
-    count(m, 1);
-    frames_.push_back({anchor, {1, 1}});
+    count(m, {1, 1, 0});
+    frames_.push_back({anchor, {1, 1, 0}});
   }
   void close() {
     if (frames_.empty()) return;
@@ -834,48 +914,61 @@ class Guard : public YAML::EventHandler {
   const SpecLimits& limits_;
   std::vector<Frame> frames_;
   std::map<YAML::anchor_t, Size> sizes_;
-  int64_t total_ = 0;
+  int64_t total_nodes_ = 0;
+  int64_t total_bytes_ = 0;
 };
 
 // Flow collections ([ and {) nest without indentation, and yaml-cpp's scanner queues every
-// token of an unclosed one before its parser sees the first (4 MB of '[' cost 1 GB and 10
-// s). This pass over the raw text counts their nesting first, at the cost of one read. It
-// follows YAML's rules where they matter: quoted scalars and comments start at the start of
-// a token only (in "[it's]" the quote is plain text), '[' and '{' open a collection there
-// and anywhere inside one (where plain scalars cannot hold them). It may count a bracket of
-// a block scalar's text, which no study needs.
-void check_flow_depth(const Parser& parser, const std::string& text, int max_depth) {
+// token of one (a potential key until it closes) before its parser sees the first: 4 MB of
+// '[' cost 1 GB, and a flat list of 2 million entries 0.5 GB, before any limit of Guard can
+// act. This pass over the raw text bounds both first, at the cost of one read: the nesting
+// by limits.max_depth, and the tokens inside flow collections (each '[', '{', ',', ':' and
+// word) by 4 x limits.max_nodes: a node takes up to four (a key, ':', a value, ','), so
+// only a document near the node limit comes near it (or one with long plain text inside
+// brackets, each word counted).
+//
+// It never counts less than yaml-cpp will see: '[' and '{' count at the start of a token and
+// anywhere inside a flow collection; the text it skips is a comment, or a quoted scalar that
+// starts a token and closes on the same line. A quote that does not close on its line is
+// taken as a token of its own and what follows it as the next, because a quote yaml-cpp
+// reads as text (in a block scalar, in a plain scalar's next line) could otherwise hide every
+// bracket up to the next quote. So it may count brackets of a string (a multi-line quoted
+// one, a block scalar), which no study needs.
+void check_flow_collections(const Parser& parser, const std::string& text,
+                            const SpecLimits& limits) {
+  const auto fail = [&](size_t offset, const std::string& message) {
+    const TextPosition at = position_of(text, offset);
+    YAML::Mark m;
+    m.pos = static_cast<int>(std::min<size_t>(offset, INT32_MAX));
+    m.line = static_cast<int>(std::min<int64_t>(at.line - 1, INT32_MAX));
+    m.column = static_cast<int>(std::min<int64_t>(at.column - 1, INT32_MAX));
+    parser.fail_at(m, message);
+  };
   int depth = 0;
+  int64_t tokens = 0;  // inside flow collections
+  const int64_t max_tokens = limits.max_nodes > std::numeric_limits<int64_t>::max() / 4
+                                 ? std::numeric_limits<int64_t>::max()
+                                 : 4 * limits.max_nodes;
   bool token_start = true;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
       token_start = true;
-    } else if (c == '#' && token_start) {
+      continue;
+    }
+    if (depth > 0 && (token_start || c == ',' || c == ':') && ++tokens > max_tokens)
+      fail(i, "more than " + std::to_string(max_tokens) +
+                  " tokens inside [...] and {...} (4 x SpecLimits::max_nodes)");
+    if (c == '#' && token_start) {
       while (i < text.size() && text[i] != '\n') ++i;
     } else if ((c == '"' || c == '\'') && token_start) {
-      for (++i; i < text.size(); ++i) {
-        if (c == '"' && text[i] == '\\') {
-          ++i;
-        } else if (text[i] == c) {
-          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-            ++i;  // '' is a quote inside a single-quoted scalar
-            continue;
-          }
-          break;
-        }
-      }
-      token_start = false;
+      const size_t end = closing_quote(text, i);
+      if (end != std::string::npos) i = end;
+      token_start = end == std::string::npos;  // an unclosed quote: text, then a new token
     } else if ((c == '[' || c == '{') && (token_start || depth > 0)) {
-      if (++depth > max_depth) {
-        const TextPosition at = position_of(text, i);
-        YAML::Mark m;
-        m.pos = static_cast<int>(std::min<size_t>(i, INT32_MAX));
-        m.line = static_cast<int>(std::min<int64_t>(at.line - 1, INT32_MAX));
-        m.column = static_cast<int>(std::min<int64_t>(at.column - 1, INT32_MAX));
-        parser.fail_at(m, "nesting deeper than " + std::to_string(max_depth) +
-                              " levels (SpecLimits::max_depth)");
-      }
+      if (++depth > limits.max_depth)
+        fail(i, "nesting deeper than " + std::to_string(limits.max_depth) +
+                    " levels (SpecLimits::max_depth)");
       token_start = true;
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
@@ -908,7 +1001,7 @@ YAML::Node load_document(const Parser& parser, const std::string& text, const Sp
                                      " bytes; at most " + std::to_string(limits.max_file_bytes) +
                                      " (SpecLimits::max_file_bytes)");
   check_utf8(parser, text);
-  check_flow_depth(parser, text, limits.max_depth);
+  check_flow_collections(parser, text, limits);
   YAML::Node root;
   try {
     std::istringstream in(text);
@@ -937,7 +1030,8 @@ YAML::Node load_document(const Parser& parser, const std::string& text, const Sp
 
 // Checks JSON text before anything is built from it: nesting (counted over the raw text,
 // so that a 100,000-deep body costs one pass), then the syntax, numbers out of range and
-// strings that are not UTF-8, each reported at its LINE:COL. Returns the parsed document.
+// strings that are not UTF-8, then the entries (check_flow_collections), each reported at
+// its LINE:COL. Returns the parsed document.
 json check_json(const Parser& parser, const std::string& text, const SpecLimits& limits) {
   auto mark_at = [&](size_t offset) {
     const TextPosition at = position_of(text, offset);
@@ -984,6 +1078,8 @@ json check_json(const Parser& parser, const std::string& text, const SpecLimits&
     parser.fail_at(mark_at(sax.error_at > 0 ? sax.error_at - 1 : 0),
                    "invalid JSON: " + excerpt(why, 200));
   }
+  // The document costs as much per entry as yaml-cpp's tokens: counted first, as they are.
+  check_flow_collections(parser, text, limits);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -995,6 +1091,30 @@ int64_t saturating_mul(int64_t a, int64_t b) {
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
     return std::numeric_limits<int64_t>::max();
   return a * b;
+}
+
+// Refuses a split of dataset `i` with fewer rows than the limits' minimums, naming the
+// counts, at validation.fraction when the file gives it (else at the dataset's entry).
+void check_split_sizes(const StudySpec& spec, size_t i, const data::Dataset& d,
+                       const data::SplitIndices& split, const SpecLimits& limits) {
+  const auto train = static_cast<int64_t>(split.train.size());
+  const auto validation = static_cast<int64_t>(split.validation.size());
+  if (train >= limits.min_train_rows && validation >= limits.min_validation_rows) return;
+  const bool stratified = spec.stratify && d.task == data::Task::kClassification && d.classes > 0;
+  std::string message =
+      "datasets[" + std::to_string(i) + "] (" + excerpt(spec.datasets[i]) +
+      "): " + std::to_string(d.rows) + " rows split into " + std::to_string(train) +
+      " for training and " + std::to_string(validation) + " for validation (validation.fraction " +
+      json(spec.validation_fraction).dump() + (stratified ? " of each class" : "") +
+      "); at least " + std::to_string(limits.min_train_rows) + " and " +
+      std::to_string(limits.min_validation_rows) +
+      " needed (SpecLimits::min_train_rows, min_validation_rows)";
+  const std::string& place =
+      !spec.validation_place.empty()
+          ? spec.validation_place
+          : (i < spec.dataset_places.size() ? spec.dataset_places[i] : std::string());
+  if (!place.empty()) message += " (" + place + ")";
+  throw invalid_argument(message);
 }
 
 }  // namespace
@@ -1043,6 +1163,9 @@ SpecLimits SpecLimits::stored() {
   l.max_file_bytes = size_t{64} << 20;
   l.max_trials = std::numeric_limits<int64_t>::max();
   l.max_datasets = l.max_seeds = l.max_values = std::numeric_limits<int64_t>::max();
+  l.max_epochs = l.max_batch_size = l.max_eta = std::numeric_limits<int>::max();
+  l.max_rate = l.max_hours = std::numeric_limits<double>::max();
+  l.max_expanded_bytes = static_cast<int64_t>(l.max_file_bytes);
   return l;
 }
 
@@ -1139,10 +1262,12 @@ void check_datasets(const StudySpec& spec, const SpecLimits& limits,
     const std::string& name = spec.datasets[i];
     const std::string where = "datasets[" + std::to_string(i) + "]";
     data::Dataset d;
+    data::SplitIndices split;
     try {
       d = data::load(name, data_limits);
-      // As every trial does: a dataset too small or too odd to split fails here.
-      data::split_indices(d, spec.validation_fraction, 0, spec.stratify);
+      // As every trial does (the seed moves rows, not counts): a dataset too odd to split
+      // fails here.
+      split = data::split_indices(d, spec.validation_fraction, 0, spec.stratify);
     } catch (const Error& e) {
       const std::string message = where + ": " + e.what();
       switch (e.code()) {
@@ -1154,6 +1279,7 @@ void check_datasets(const StudySpec& spec, const SpecLimits& limits,
           throw invalid_argument(message);
       }
     }
+    check_split_sizes(spec, i, d, split, limits);
     const int outputs = d.task == data::Task::kClassification ? d.classes : d.targets;
     check_network_size(
         spec, d.features, outputs, limits.network,

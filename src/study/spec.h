@@ -14,7 +14,9 @@
 //       name: val_accuracy | val_loss | val_rmse | train_loss; the goal defaults to maximize
 //       for val_accuracy and to minimize for the others
 //   method: grid                                grid | random | sobol | tpe
-//   budget: {trials: 500, hours: 2}             trials: required except for grid
+//   budget: {trials: 500, hours: 2}             trials: required except for grid; hours: no
+//                                               trial starts that long after the study was
+//                                               created (Coordinator::top_up)
 //   seeds: [0, 1, 2]                            distinct non-negative integers, default [0]
 //   parameters:                                 names of nn::Params except seed
 //     NAME: {value: X} | {values: [A, B]} |
@@ -72,6 +74,10 @@ struct StudySpec {
   int patience = 0;    // early_stopping.patience
   int keep_top = 0;    // keep_weights.top; 0 = keep no weights
   std::string source;  // the original study file text, stored with the study
+  // Where the parser found each dataset entry and validation.fraction (FILE:LINE:COL), for
+  // check_datasets()' messages; empty for a spec not parsed from text. Not stored.
+  std::vector<std::string> dataset_places;
+  std::string validation_place;
 
   // The canonical form, stored in the store: the study-file schema with every default
   // filled in (not `source`). It is itself a study file: from_json(to_json()) gives an equal
@@ -98,6 +104,10 @@ struct SpecLimits {
   size_t max_file_bytes = 4 << 20;
   // Nesting of mappings and lists, aliases expanded (a study file needs 5).
   int max_depth = 64;
+  // Bytes of the document's strings (keys and values) with every alias expanded, each use
+  // of an alias counting the whole node it names: an alias to one long string is refused
+  // at the alias that crosses the line, before the text is copied out.
+  int64_t max_expanded_bytes = 4 << 20;
   // YAML or JSON nodes with every alias expanded: a "billion laughs" document is refused
   // while it is read, before anything is built from it. Ten times a values: list at its
   // largest; a study file rarely has a thousand.
@@ -109,6 +119,18 @@ struct SpecLimits {
   int64_t max_seeds = 1'000;
   // Values of one parameter: a values: list, or the points of a grid over a range.
   int64_t max_values = 10'000;
+  // Every number a study file gives, at most (parameters' values and both ends of their
+  // ranges; units and hidden_layers are bounded by `network`):
+  int64_t max_epochs = 100'000;        // epochs, lr_step_epochs, warmup_epochs, patience,
+                                       // early_stopping.patience, early_terminate's epochs
+  int64_t max_batch_size = 1'000'000;  // batch_size
+  double max_rate = 100;               // learning_rate, weight_decay, lr_gamma, lr_min
+  int64_t max_eta = 1'000;             // early_terminate.eta
+  double max_hours = 10'000;           // budget.hours
+  // The fewest rows each split of each dataset may hold (check_datasets): a trial with no
+  // training or no validation rows has nothing to learn from or nothing to measure.
+  int64_t min_train_rows = 1;
+  int64_t min_validation_rows = 1;
   // Every network the search space allows (the widest, deepest, largest batch) must fit:
   // checked at parse time without the dataset's inputs and outputs, and again with them by
   // check_datasets().
@@ -147,8 +169,10 @@ void check_network_size(const StudySpec& spec, int inputs, int outputs,
 
 // Loads every dataset of the study once, as a trial would (data::load, then the split), and
 // checks that each can be trained on: InvalidArgument naming the dataset, the file and line
-// of a bad row (ragged, NaN, truncated...), a dataset too small to split, or a network of the
-// search space too large for the dataset's inputs and outputs. NotFound for a missing file,
+// of a bad row (ragged, NaN, truncated...), a split with fewer rows than
+// limits.min_train_rows or min_validation_rows (with both counts, at validation.fraction
+// when the file gives it, else at the dataset's entry), or a network of the search space
+// too large for the dataset's inputs and outputs. NotFound for a missing file,
 // FailedPrecondition for a missing data package. `layerlab run` calls it before it stores
 // anything; so may the server, after data::confine_to_directory().
 void check_datasets(const StudySpec& spec, const SpecLimits& limits = {},

@@ -25,13 +25,14 @@ struct Outcome {
   bool store_exists = false;
 };
 
-Outcome run_over(const std::string& test, const std::string& dataset,
-                 const std::string& parameters = "  units: {values: [4]}\n  epochs: {value: 1}\n") {
+// `study` (the study-level keys after datasets:) defaults to the parameters below.
+Outcome run_over(
+    const std::string& test, const std::string& dataset,
+    const std::string& study = "parameters:\n  units: {values: [4]}\n  epochs: {value: 1}\n") {
   const fs::path dir = testing::fresh_dir("bad-data-" + test);
   const fs::path db = dir / "layerlab.db";
-  std::ofstream(dir / "study.yaml")
-      << "name: data\ndatasets: [iris, \"" << dataset << "\"]\nparameters:\n"
-      << parameters;
+  std::ofstream(dir / "study.yaml") << "name: data\ndatasets: [iris, \"" << dataset << "\"]\n"
+                                    << study;
   Outcome o;
   o.run = testing::run_layerlab("run " + (dir / "study.yaml").string() +
                                 " --workers 1 --store sqlite:" + db.string());
@@ -77,10 +78,39 @@ TEST(RunBadData, MissingFileIsRefused) {
 TEST(RunBadData, NetworkTooLargeForTheDatasetIsRefused) {
   // 2 x 9999 units: 99,999,999 parameters without the data, within the 100,000,000 allowed;
   // with the 4 inputs and 3 classes of iris (the study's first dataset), more.
-  expect_refused(run_over("network", "digits", "  units: {value: 9999}\n"),
+  expect_refused(run_over("network", "digits", "parameters:\n  units: {value: 9999}\n"),
                  "datasets[0] (iris, 4 features): the search space allows a network too large: "
                  "2 hidden layers of 9999 units (4 inputs, 3 outputs) have 100069995 parameters; "
                  "at most 100000000 (NetworkLimits::max_parameters)");
+}
+
+// Issue 52: a split with no rows to learn from or to measure on.
+TEST(RunBadData, AValidationFractionThatLeavesNoRowIsRefusedAtTheFraction) {
+  expect_refused(run_over("fraction", "spirals?n=100", "validation: {fraction: 1.0e-9}\n"),
+                 "datasets[0] (iris): 150 rows split into 150 for training and 0 for validation "
+                 "(validation.fraction 1e-09 of each class); at least 1 and 1 needed "
+                 "(SpecLimits::min_train_rows, min_validation_rows) (");
+}
+
+TEST(RunBadData, ACsvOfThreeRowsIsRefusedWithItsCounts) {
+  const fs::path csv = testing::fresh_dir("bad-data-tiny-csv") / "tiny.csv";
+  std::ofstream(csv) << "x,label\n1,a\n2,b\n3,c\n";
+  expect_refused(run_over("tiny", "csv:" + csv.string()),
+                 "datasets[1] (csv:" + csv.string() +
+                     "): 3 rows split into 3 for training and 0 for validation");
+}
+
+TEST(RunBadData, ARunInWhichNoTrialHasAValueDoesNotExitZero) {
+  const fs::path dir = testing::fresh_dir("bad-data-no-value");
+  std::ofstream(dir / "study.yaml")
+      << "name: nothing\ndatasets: [iris]\nparameters:\n  epochs: {value: 1}\n";
+  const auto r = testing::run_layerlab("run " + (dir / "study.yaml").string() +
+                                           " --workers 1 --store sqlite:" + (dir / "s.db").string(),
+                                       "LAYERLAB_TEST_THROW=after_epoch:0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("run: no trial has a value of val_accuracy: nothing was learned"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(RunBadData, TrainOfAHugeNetworkIsAClearError) {

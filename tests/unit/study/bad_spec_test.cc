@@ -163,6 +163,19 @@ const BadFile kBadFiles[] = {
      "parameters: the search space allows a network too large: 1 hidden layer of 10000 units in "
      "a pack of 1 with batches of 1000000 rows needs about 114441 or more MiB; at most 8192 MiB "
      "(NetworkLimits::max_bytes) (%:4:3)"},
+    // Issue 52: aliases bounded by bytes, quotes that hide no brackets, every number bounded.
+    {"bad_alias_bytes.yaml",
+     "the document's strings come to more than 4194304 bytes with its aliases expanded "
+     "(SpecLimits::max_expanded_bytes) (%:6:437)"},
+    {"bad_quote_hidden_nesting.yaml",
+     "nesting deeper than 64 levels (SpecLimits::max_depth) (%:3:76)"},
+    {"bad_block_scalar_quote_nesting.yaml",
+     "nesting deeper than 64 levels (SpecLimits::max_depth) (%:5:75)"},
+    {"bad_epochs_huge.yaml",
+     "parameters.epochs: 1000000000 is too large; at most 100000 (SpecLimits::max_epochs) "
+     "(%:4:19)"},
+    {"bad_budget_hours_huge.yaml",
+     "budget.hours: 1000000 hours is too long; at most 10000 (SpecLimits::max_hours) (%:3:17)"},
 };
 
 void PrintTo(const BadFile& bad, std::ostream* os) {
