@@ -7,6 +7,11 @@
 #include "study/leaderboard.h"
 
 namespace layerlab::analysis {
+
+bool analysed(const CachedTrial& t) {
+  return study::ranks(t.status) && std::isfinite(t.value);
+}
+
 namespace {
 
 using nlohmann::json;
@@ -207,13 +212,7 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
     const uint64_t at = generation(*e);
     body = std::make_shared<const std::string>(make(study_id, store, maker));
     MutexLock lock(e->responses_mu);
-    // Full: the least recently used goes, so a client cycling through distinct keys (pages,
-    // limits) cannot flush the responses everyone else is reading.
-    if (e->responses.size() >= kMaxResponses)
-      e->responses.erase(std::min_element(
-          e->responses.begin(), e->responses.end(),
-          [](const auto& a, const auto& b) { return a.second.used < b.second.used; }));
-    e->responses[key] = Response{body, at, std::chrono::steady_clock::now(), std::move(maker)};
+    keep(*e, key, Response{body, at, std::chrono::steady_clock::now(), std::move(maker)});
     done();
   } catch (...) {  // not handled here: release the waiters (they try again), then rethrow
     MutexLock lock(e->responses_mu);
@@ -221,6 +220,23 @@ std::shared_ptr<const std::string> StudyCache::response(int64_t study_id, const 
     throw;
   }
   return body;
+}
+
+void StudyCache::keep(Entry& e, const std::string& key, Response r) {
+  if (r.body->size() > kMaxResponseBytes) return;
+  size_t bytes = r.body->size();
+  for (const auto& [k, kept] : e.responses) bytes += kept.body->size();
+  // Full: the least recently used go, so a client cycling through distinct keys (pages,
+  // limits) cannot flush the responses everyone else is reading, nor grow the heap.
+  while (!e.responses.empty() &&
+         (e.responses.size() >= kMaxResponses || bytes > kMaxResponseBytes)) {
+    const auto oldest = std::min_element(
+        e.responses.begin(), e.responses.end(),
+        [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+    bytes -= oldest->second.body->size();
+    e.responses.erase(oldest);
+  }
+  e.responses[key] = std::move(r);
 }
 
 void StudyCache::refresh(store::Store& store) {

@@ -59,6 +59,12 @@ struct CachedTrial {
   std::vector<double> metrics;  // by StudyView::metric_names (NaN when missing)
 };
 
+// The one rule every aggregate counts by (the dashboard's views, the report, the
+// leaderboards): a trial is analysed when it ranks (study/leaderboard.h: completed or
+// early_stopped) with a finite value. A pruned trial's value and time were cut short, so it
+// is left out and counted apart.
+bool analysed(const CachedTrial& t);
+
 struct StudyView {
   int64_t id = 0;
   study::StudySpec spec;
@@ -80,7 +86,10 @@ struct StudyView {
 
 class StudyCache {
  public:
-  static constexpr size_t kMaxResponses = 256;  // per study: distinct pages are bounded
+  // Per study, distinct responses and their bytes are bounded: past either, the least
+  // recently used go (a response larger than the byte bound alone is answered, not kept).
+  static constexpr size_t kMaxResponses = 256;
+  static constexpr size_t kMaxResponseBytes = size_t{64} << 20;
   // A cached response nobody asked for in this long is dropped instead of refreshed.
   static constexpr std::chrono::seconds kKeepUnused{30};
 
@@ -136,6 +145,8 @@ class StudyCache {
   std::string make(int64_t study_id, store::Store& store, const Maker& make);
   std::shared_ptr<Entry> entry(int64_t study_id) EXCLUDES(mu_);
   void load(int64_t study_id, Entry& e) REQUIRES(e.mu);
+  // Keeps `body` under `key` within kMaxResponses and kMaxResponseBytes.
+  static void keep(Entry& e, const std::string& key, Response r) REQUIRES(e.responses_mu);
 
   store::Store& store_;
   Turns making_;

@@ -90,5 +90,37 @@ TEST(StudyCache, MissesBeyondTheirTurnsAreRefusedWhileCachedResponsesAreServed) 
   EXPECT_EQ(*cache.response(study, "other", *store, quick), "made") << "the turn is free again";
 }
 
+TEST(StudyCache, KeptResponsesStayWithinTheByteBoundLeastRecentlyUsedFirst) {
+  const testing::TempDir dir;
+  auto store = store::open_store("sqlite:" + dir.path("s.db"));
+  const study::StudySpec spec = study::parse_study("name: s\ndatasets: [iris]\n", "s.yaml");
+  const int64_t study = store->create_study("s", spec.to_json());
+  StudyCache cache(*store);
+  int made = 0;
+  // Each response is 40% of the bound: two fit, a third pushes the oldest out.
+  const size_t size = StudyCache::kMaxResponseBytes * 2 / 5;
+  auto big = [&made, size](store::Store&, const StudyCache::ViewAccess&) {
+    ++made;
+    return std::string(size, 'x');
+  };
+  cache.response(study, "a", *store, big);
+  cache.response(study, "b", *store, big);
+  cache.response(study, "a", *store, big);  // a is now the more recent
+  EXPECT_EQ(made, 2);
+  cache.response(study, "c", *store, big);  // b goes
+  cache.response(study, "a", *store, big);
+  EXPECT_EQ(made, 3) << "a was kept";
+  cache.response(study, "b", *store, big);
+  EXPECT_EQ(made, 4) << "b was dropped to keep the bytes bounded";
+  // A response over the bound alone is answered, never kept.
+  auto huge = [&made](store::Store&, const StudyCache::ViewAccess&) {
+    ++made;
+    return std::string(StudyCache::kMaxResponseBytes + 1, 'y');
+  };
+  EXPECT_EQ(cache.response(study, "huge", *store, huge)->size(), StudyCache::kMaxResponseBytes + 1);
+  cache.response(study, "huge", *store, huge);
+  EXPECT_EQ(made, 6);
+}
+
 }  // namespace
 }  // namespace layerlab::analysis
