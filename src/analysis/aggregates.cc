@@ -144,8 +144,12 @@ json summarize(const StudyView& v, const SummaryQuery& q) {
   const ScalarLess less{v};
   // (dataset, group) -> series; groups ordered like x values.
   std::map<int32_t, std::map<Scalar, Series, ScalarLess>> by_dataset;
-  size_t used = 0;
+  size_t used = 0, pruned = 0, no_value = 0;
   for (const CachedTrial& t : v.trials) {
+    if (!analysed(t)) {
+      ++(t.status == store::TrialStatus::kPruned ? pruned : no_value);
+      continue;
+    }
     const double y = read_y(t);
     const Scalar& x = t.params[static_cast<size_t>(xi)];
     if (!std::isfinite(y) || x.missing()) continue;
@@ -181,6 +185,7 @@ json summarize(const StudyView& v, const SummaryQuery& q) {
           {"y", q.y.empty() ? "value" : q.y},
           {"group", q.group},
           {"trials", used},
+          {"left_out", {{"pruned", pruned}, {"no_value", no_value}}},
           {"series", std::move(series)}};
 }
 
@@ -218,8 +223,13 @@ json columns(const StudyView& v, const std::vector<std::string>& fields, size_t 
     }
   }
   std::vector<const CachedTrial*> rows;
-  for (const CachedTrial& t : v.trials)
-    if (!std::isnan(t.value)) rows.push_back(&t);
+  size_t pruned = 0, no_value = 0;
+  for (const CachedTrial& t : v.trials) {
+    if (analysed(t))
+      rows.push_back(&t);
+    else
+      ++(t.status == store::TrialStatus::kPruned ? pruned : no_value);
+  }
   std::sort(rows.begin(), rows.end(),
             [](const CachedTrial* a, const CachedTrial* b) { return a->number < b->number; });
   const size_t total = rows.size();
@@ -237,7 +247,10 @@ json columns(const StudyView& v, const std::vector<std::string>& fields, size_t 
     for (const CachedTrial* t : rows) col.push_back(readers[f](*t));
     cols[fields[f]] = std::move(col);
   }
-  return {{"total", total}, {"returned", rows.size()}, {"columns", std::move(cols)}};
+  return {{"total", total},
+          {"returned", rows.size()},
+          {"left_out", {{"pruned", pruned}, {"no_value", no_value}}},
+          {"columns", std::move(cols)}};
 }
 
 std::vector<study::Leaderboard> leaderboards(const StudyView& v, size_t limit) {

@@ -19,7 +19,9 @@ struct SummaryQuery {
   std::string group;        // a parameter name, or "" for one group
 };
 
-// kInvalidArgument naming the unknown x, y or group and what is known.
+// Over the analysed trials only (analysed()); `trials` is their count, `left_out` counts
+// the pruned ones and those without a value. kInvalidArgument naming the unknown x, y or
+// group and what is known.
 nlohmann::json summarize(const StudyView& v, const SummaryQuery& q);
 
 // Least squares y = slope x + intercept; r2 is 1 - SSres/SStot (1 when y is constant).
@@ -31,7 +33,8 @@ struct LinearFit {
 std::optional<LinearFit> fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
 // `fields`: number, value, seconds, dataset, finished (status), params.NAME, metrics.NAME.
-// Trials with a value, by number; more than `limit` are thinned evenly by position.
+// The analysed trials (analysed(): completed or early_stopped with a value), by number;
+// more than `limit` are thinned evenly by position; `left_out` counts the others.
 nlohmann::json columns(const StudyView& v, const std::vector<std::string>& fields, size_t limit);
 
 // Each dataset's board (study/leaderboard.h: the rule `run` and `status` use too), the

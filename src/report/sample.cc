@@ -46,13 +46,10 @@ Sample select_trials(const StudyView& view) {
   s.view = &view;
   s.trials.reserve(view.trials.size());
   for (const CachedTrial& t : view.trials) {
-    if (t.status == store::TrialStatus::kPruned) {
-      ++s.pruned;
-    } else if (!std::isfinite(t.value)) {
-      ++s.no_value;
-    } else {
+    if (analysis::analysed(t))
       s.trials.push_back(&t);
-    }
+    else
+      ++(t.status == store::TrialStatus::kPruned ? s.pruned : s.no_value);
   }
   std::sort(s.trials.begin(), s.trials.end(),
             [](const CachedTrial* a, const CachedTrial* b) { return a->number < b->number; });

@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  countPoints, curvesFigure, dimension, historyFigure, metricFigure, paretoFigure, parcoordsFigure, queueFigure, runningBest,
+  countPoints, countText, curvesFigure, dimension, historyFigure, metricFigure, paretoFigure, parcoordsFigure, queueFigure, runningBest,
   throughputFigure, timeFigure,
 } from '../../web/js/plots.js';
 
@@ -200,4 +200,13 @@ test('queueFigure: depth and in flight over the buckets, gaps where nothing was 
   const none = queueFigure({ ...throughput, queue: { depth: [null, null, null], in_flight: [null, null, null] } });
   assert.equal(none.data.length, 0);
   assert.ok(none.layout.annotations[0].text.length > 0);
+});
+
+test('countText says what an aggregate counted and what it left out', () => {
+  assert.equal(countText({ trials: 812, left_out: { pruned: 40, no_value: 0 } }),
+    'n = 812 analysed (completed or early-stopped with a value); left out: 40 pruned');
+  assert.equal(countText({ total: 3, returned: 3, left_out: { pruned: 0, no_value: 2 } }),
+    'n = 3 analysed (completed or early-stopped with a value); left out: 2 without a value');
+  assert.equal(countText({ total: 5 }), 'n = 5 analysed (completed or early-stopped with a value)');
+  assert.equal(countText({ datasets: [] }), '');
 });

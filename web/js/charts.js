@@ -75,12 +75,14 @@ export async function renderFigure(div, fig, { revision = 'keep' } = {}) {
 export function plotCard({ id, title, subtitle, controls, wide, extra }) {
   const titleEl = h('h2', { class: 'card-title' }, title);
   const subEl = h('div', { class: 'card-sub' }, subtitle || '');
+  // What the plot counts (analysed trials, and those left out), filled in with its data.
+  const countEl = h('div', { class: 'card-sub plot-count', dataset: { role: 'count' } }, '');
   const div = h('div', { id, class: 'plot', dataset: { state: 'loading' } });
   const card = h('section', { class: `card plot-card is-loading${wide ? ' wide' : ''}` },
-    h('div', { class: 'card-head' }, h('div', null, titleEl, subEl), controls || null),
+    h('div', { class: 'card-head' }, h('div', null, titleEl, subEl, countEl), controls || null),
     extra || null,
     h('div', { class: 'plot-wrap' }, div, h('div', { class: 'plot-loading' }, h('span', { class: 'spinner' }), 'loading…')));
-  return { card, div, titleEl, subEl };
+  return { card, div, titleEl, subEl, countEl };
 }
 
 export function markLoading(div) {

@@ -307,6 +307,20 @@ export function runningBest(values, goal = 'maximize') {
   return out;
 }
 
+// What an aggregate counted (GET /summary's `trials`, /columns' `total`, and their
+// `left_out`): "n = 812 analysed (completed or early-stopped with a value); left out: 40
+// pruned". '' when the response says nothing of it.
+export function countText(json) {
+  const n = json && (isNum(json.trials) ? json.trials : json.total);
+  if (!isNum(n)) return '';
+  const left = (json && json.left_out) || {};
+  const parts = [];
+  if (left.pruned) parts.push(`${grouped(left.pruned)} pruned`);
+  if (left.no_value) parts.push(`${grouped(left.no_value)} without a value`);
+  return `n = ${grouped(n)} analysed (completed or early-stopped with a value)` +
+    (parts.length ? `; left out: ${parts.join(', ')}` : '');
+}
+
 // (c) Optimisation history: every finished trial's value against its number (scattergl),
 // and the running best (by the study goal) as a step line; one colour per dataset.
 // columns: GET /columns?fields=number,value[,dataset].

@@ -220,5 +220,33 @@ TEST(StudyViewBest, LeavesOutPrunedTrialsLikeTheLeaderboards) {
   EXPECT_EQ(boards[1].best_count, 2);
 }
 
+TEST(Aggregates, PrunedTrialsAreLeftOutOfEveryAggregateAndCounted) {
+  // The reviewer's case: one relu trial at depth 4 pruned at 0.084 made the depth curve's
+  // mean there 0.084. Pruned trials (value cut short) are counted apart, never averaged.
+  StudyView v = view_with({{"iris", 4, "relu", 0.9},
+                           {"iris", 4, "relu", 0.084},
+                           {"iris", 1, "relu", 0.8},
+                           {"iris", 1, "relu", std::nan("")}});
+  v.trials[1].status = store::TrialStatus::kPruned;
+  v.trials[3].status = store::TrialStatus::kEarlyStopped;
+  const json s = summarize(v, {"hidden_layers", "value", ""});
+  EXPECT_EQ(s["trials"], 2);
+  EXPECT_EQ(s["left_out"]["pruned"], 1);
+  EXPECT_EQ(s["left_out"]["no_value"], 1);
+  const json& points = s["series"][0]["points"];
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1]["x"], 4.0);
+  EXPECT_EQ(points[1]["n"], 1);
+  EXPECT_EQ(points[1]["mean"], 0.9);
+  // Time too: a pruned trial's seconds were cut short.
+  EXPECT_EQ(summarize(v, {"hidden_layers", "seconds", ""})["trials"], 2);
+
+  const json c = columns(v, {"number", "value"}, 100);
+  EXPECT_EQ(c["total"], 2);
+  EXPECT_EQ(c["columns"]["number"], json({0, 2}));
+  EXPECT_EQ(c["left_out"]["pruned"], 1);
+  for (const CachedTrial& t : v.trials) EXPECT_EQ(analysed(t), t.number == 0 || t.number == 2);
+}
+
 }  // namespace
 }  // namespace layerlab::analysis

@@ -20,7 +20,7 @@ import { bestNote, fmtAgo, fmtParam, fmtSeconds, fmtTime, fmtValue } from '../fo
 import { refresher } from '../throttle.js';
 import { markError, markLoading, plotCard, purge, renderFigure } from '../charts.js';
 import {
-  PALETTE, PARETO_COSTS, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
+  PALETTE, PARETO_COSTS, countText, curvesFigure, emptyFigure, historyFigure, label, metricFigure, paretoFigure,
   parcoordsFields, timeFigure, yLabel,
 } from '../plots.js';
 import { parallelModel } from '../parallel.js';
@@ -118,10 +118,10 @@ export function mount(root, { id: studyId }, ctx) {
   const xCtl = h('div', { class: 'controls' });
   const metric = plotCard({ id: 'plot-metric', title: 'Metric', subtitle: 'mean \u00b1 std over the trials at each x (e.g. seeds), per dataset', controls: xCtl, wide: true });
   const time = plotCard({ id: 'plot-time', title: 'Training time', subtitle: 'mean \u00b1 std; dashed: least-squares fit' });
-  const history = plotCard({ id: 'plot-history', title: 'Optimisation history', subtitle: 'finished trials by number; line: best so far' });
+  const history = plotCard({ id: 'plot-history', title: 'Optimisation history', subtitle: 'analysed trials by number; line: best so far' });
   const costCtl = h('div', { class: 'controls' });
   const pareto = plotCard({ id: 'plot-pareto', title: 'Accuracy against cost', subtitle: 'every completed trial (grey) and each dataset\u2019s Pareto front: no other trial is as good for less; hover for the configuration, click to inspect', controls: costCtl, wide: true });
-  const parcoords = plotCard({ id: 'plot-parcoords', title: 'Parameters and value', subtitle: 'one line per finished trial, coloured by its value; drag along an axis to filter', wide: true });
+  const parcoords = plotCard({ id: 'plot-parcoords', title: 'Parameters and value', subtitle: 'one line per analysed trial, coloured by its value; drag along an axis to filter', wide: true });
   // A canvas, not a Plotly graph: plot() hands it the model through show() and fail().
   let parallel = null;
   const parallelView = () => {
@@ -306,6 +306,7 @@ export function mount(root, { id: studyId }, ctx) {
       if (!alive) return;
       p.key = key;
       p.last = performance.now();
+      if (p.countEl) p.countEl.textContent = countText(json);
       if (p.show) p.show(build(json));
       else await renderFigure(p.div, build(json));
     };
@@ -335,7 +336,7 @@ export function mount(root, { id: studyId }, ctx) {
   }
 
   function loadHistory() {
-    history.subEl.textContent = `finished trials by number; line: best so far (${study.goal || 'maximize'})`;
+    history.subEl.textContent = `analysed trials by number; line: best so far (${study.goal || 'maximize'})`;
     const url = endpoints.columns(studyId, { fields: 'number,value,dataset', limit: HISTORY_LIMIT });
     return plot(history, 'plot-history', url, (c) => historyFigure(c, { goal: study.goal, metric: study.metric }),
       { inputs: `${study.goal} ${study.metric}` });
