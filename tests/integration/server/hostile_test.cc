@@ -30,7 +30,9 @@ class HostileTest : public ::testing::Test {
     dir_ = new std::filesystem::path(s.dir);
     url_ = new std::string(s.store);
     std::filesystem::create_directories(*dir_ / "data");
-    std::ofstream(*dir_ / "data" / "good.csv") << "a,b,label\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n";
+    // Ten rows: each split of a stratified 0.2 validation holds at least one.
+    std::ofstream(*dir_ / "data" / "good.csv")
+        << "a,b,label\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,1,x\n2,3,y\n4,5,x\n6,7,y\n8,9,x\n1,3,y\n";
     std::filesystem::create_symlink("/etc", *dir_ / "data" / "etc");
     server_ = new ServerProcess(*url_, *dir_ / "serve",
                                 "--max-streams-per-client 3 --max-body 300000 --data-dir " +
