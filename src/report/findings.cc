@@ -9,8 +9,13 @@ using nlohmann::json;
 Findings analyse(const StudyView& view) {
   Findings f;
   f.sample = select_trials(view);
-  f.depth = analyse_depth(f.sample);
-  f.time = analyse_time(f.sample);
+  // The 2015 depth questions only where the study asks them: it varies the depth.
+  if (f.sample.varies(f.sample.param(kDepthParam))) {
+    f.depth = analyse_depth(f.sample);
+    f.time = analyse_time(f.sample);
+  } else {
+    f.depth.note = "the study does not vary hidden_layers: no depth analysis";
+  }
   f.effects = analyse_effects(f.sample);
   f.importance = analyse_importance(f.sample);
   f.best = best_configurations(f.sample);
@@ -32,6 +37,16 @@ json findings_json(const Findings& f, const store::StudyRecord& study,
       {"cancelled", counts[TrialStatus::kCancelled]},
       {"not_finished", counts[TrialStatus::kQueued] + counts[TrialStatus::kRunning]},
   };
+  json rules = {{"sample", kSampleRule},
+                {"effects", kEffectRule},
+                {"importance", kImportanceRule},
+                {"best", kBestRule},
+                {"pareto", analysis::kParetoRule}};
+  const bool varies_depth = f.sample.varies(f.sample.param(kDepthParam));
+  if (varies_depth) {
+    rules["plateau"] = kPlateauRule;
+    rules["time"] = kTimeRule;
+  }
   return {
       {"report", "layerlab report"},
       {"version", 1},
@@ -44,21 +59,15 @@ json findings_json(const Findings& f, const store::StudyRecord& study,
         {"goal", v.spec.maximize ? "maximize" : "minimize"},
         {"method", v.spec.method},
         {"datasets", v.spec.datasets},
-        {"varied_parameters", std::move(varied)}}},
+        {"varied_parameters", std::move(varied)},
+        {"varies_depth", varies_depth}}},
       {"trials",
        {{"planned", v.total},
         {"stored", counts.total()},
         {"counts", analysis::counts_json(counts)},
         {"analysed", f.sample.trials.size()},
         {"left_out", left_out}}},
-      {"rules",
-       {{"sample", kSampleRule},
-        {"plateau", kPlateauRule},
-        {"time", kTimeRule},
-        {"effects", kEffectRule},
-        {"importance", kImportanceRule},
-        {"best", kBestRule},
-        {"pareto", analysis::kParetoRule}}},
+      {"rules", std::move(rules)},
       {"depth", to_json(f.depth)},
       {"time", to_json(f.time)},
       {"effects", to_json(f.effects)},

@@ -90,16 +90,33 @@ std::string plot_div(const std::string& figure) {
   return "<div class=\"plot\" id=\"plot-" + figure + "\" data-figure=\"" + figure + "\"></div>\n";
 }
 
-std::string answers_section(const json& f) {
+// Each dataset's best configuration: "dataset: a=1, b=2: mean 0.97 +- 0.01 (n = 3)".
+std::string best_answers(const json& f) {
+  std::string body = "<h3>Best configuration per dataset</h3>\n<ul class=\"answers\">\n";
+  for (const json& b : f["best"]) {
+    if (b["rank"] != 1) continue;
+    body += "<li><b>" + name(b, "dataset") + "</b>: " + params_text(b["params"]) + ": mean " +
+            cell(b["mean"]) + (b["se"].is_number() ? " \u00b1 " + cell(b["se"], 3) + " (SE)" : "") +
+            " over n = " + cell(b["n"]) + " trial" + (b["n"] == 1 ? "" : "s") + ", best trial #" +
+            cell(b["best_trial"]) + "</li>\n";
+  }
+  if (f["best"].empty()) body += "<li>no analysed trial yet</li>\n";
+  return body + "</ul>\n";
+}
+
+// The 2015 study's questions (RQ1: where does the metric stop improving with depth; RQ2:
+// is training time linear in depth), asked only of a study that varies the depth.
+std::string depth_answers(const json& f) {
   const std::string metric = escape_html(f["study"]["metric"].get<std::string>());
-  std::string body = "<h3>RQ1/RQ2: " + metric + " against depth</h3>\n<ul class=\"answers\">\n";
+  std::string body =
+      "<h3>" + metric + " against depth (the 2015 study's RQ1/RQ2)</h3>\n<ul class=\"answers\">\n";
   for (const json& c : f["depth"]["curves"])
     body += "<li><b>" + name(c, "dataset") + "</b> \u00b7 " + name(c, "label") + ": " +
             escape_html(c["plateau"]["verdict"].get<std::string>()) + " (best mean " +
             cell(c["plateau"]["best_mean"]) + " at depth " + cell(c["plateau"]["best_depth"]) +
             ")</li>\n";
   if (f["depth"]["curves"].empty()) body += "<li>" + cell(f["depth"]["note"]) + "</li>\n";
-  body += "</ul>\n<h3>RQ1/RQ2: training time against depth</h3>\n<ul class=\"answers\">\n";
+  body += "</ul>\n<h3>Training time against depth</h3>\n<ul class=\"answers\">\n";
   for (const json& t : f["time"]) {
     body += "<li><b>" + name(t, "dataset") + "</b>: ";
     if (t["fit"].is_object())
@@ -111,7 +128,14 @@ std::string answers_section(const json& f) {
     body += "</li>\n";
   }
   if (f["time"].empty()) body += "<li>no depth to fit against</li>\n";
-  body += "</ul>\n<h3>Trade-offs: " + metric + " against cost</h3>\n<ul class=\"answers\">\n";
+  return body + "</ul>\n";
+}
+
+std::string answers_section(const json& f) {
+  const std::string metric = escape_html(f["study"]["metric"].get<std::string>());
+  std::string body = best_answers(f);
+  if (f["study"]["varies_depth"].get<bool>()) body += depth_answers(f);
+  body += "<h3>Trade-offs: " + metric + " against cost</h3>\n<ul class=\"answers\">\n";
   for (const json& d : f["pareto"]) {
     std::string parts;
     for (const auto& [key, words] : kCosts) {
@@ -145,6 +169,7 @@ std::string trials_section(const json& f) {
 }
 
 std::string depth_section(const json& f) {
+  if (!f["study"]["varies_depth"].get<bool>()) return "";
   const json& d = f["depth"];
   const std::string metric = escape_html(f["study"]["metric"].get<std::string>());
   std::string body = note(d["note"]);
@@ -179,10 +204,11 @@ std::string depth_section(const json& f) {
     body += "<h3>Plateau per curve</h3>\n" + plateaus.str() +
             "<h3>Mean \u00b1 standard error (n) per depth</h3>\n" + means.str();
   }
-  return section("depth", "RQ1/RQ2: " + metric + " against depth", body);
+  return section("depth", metric + " against depth (RQ1)", body);
 }
 
 std::string time_section(const json& f) {
+  if (!f["study"]["varies_depth"].get<bool>()) return "";
   std::string body;
   if (f["time"].empty()) {
     body = note(f["depth"]["note"]);
@@ -202,7 +228,7 @@ std::string time_section(const json& f) {
     }
     body += table.str();
   }
-  return section("time", "RQ1/RQ2: training time against depth", body);
+  return section("time", "Training time against depth (RQ2)", body);
 }
 
 std::string importance_section(const json& f) {
@@ -298,7 +324,8 @@ std::string pareto_section(const json& f) {
 std::string rules_section(const json& f) {
   std::string body = "<ol class=\"rules\">\n";
   for (const char* key : {"sample", "plateau", "time", "effects", "importance", "best", "pareto"})
-    body += "<li><b>" + escape_html(key) + "</b>: " + name(f["rules"], key) + "</li>\n";
+    if (f["rules"].contains(key))
+      body += "<li><b>" + escape_html(key) + "</b>: " + name(f["rules"], key) + "</li>\n";
   return section("rules", "Methods and rules", body + "</ol>\n");
 }
 

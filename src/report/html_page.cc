@@ -32,8 +32,8 @@ std::string study_plots_section(const json& page) {
     return "<h3>" + title + "</h3>\n" + plot_div(figure);
   };
   return "<section class=\"card\" id=\"study-plots\">\n<h2>The study page's plots</h2>\n"
-         "<p class=\"muted\">As the dashboard draws them: every finished trial with a value "
-         "(pruned ones included), mean \u00b1 std at each x.</p>\n" +
+         "<p class=\"muted\">As the dashboard draws them: the analysed trials (pruned ones "
+         "left out, as everywhere in this report), mean \u00b1 std at each x.</p>\n" +
          plot("Metric vs " + x, "study-metric") + plot("Training time vs " + x, "study-time") +
          plot("Optimisation history", "study-history") +
          plot("Parameters and value", "study-parcoords") +

@@ -107,5 +107,34 @@ TEST(HtmlPage, SelfContainedPageOfSyntheticFindings) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
 }
 
+TEST(HtmlPage, AStudyThatDoesNotVaryDepthGetsNoDepthQuestions) {
+  // A search over learning rate and activation at one depth: the report asks the generic
+  // questions (best configurations, trade-offs, importance), not the 2015 depth ones.
+  testing::ViewBuilder b({"hidden_layers", "learning_rate", "activation"});
+  for (int i = 0; i < 6; ++i)
+    b.add("wine",
+          {{"hidden_layers", 3},
+           {"learning_rate", 0.001 * (i + 1)},
+           {"activation", i % 2 ? "relu" : "tanh"},
+           {"seed", 0}},
+          0.8 + 0.01 * i);
+  const Findings f = analyse(b.view());
+  store::StudyRecord study;
+  study.name = "lr-search";
+  const json findings = findings_json(f, study, store::StudyCounts{});
+  EXPECT_FALSE(findings["study"]["varies_depth"].get<bool>());
+  EXPECT_TRUE(findings["depth"]["curves"].empty());
+  EXPECT_TRUE(findings["time"].empty());
+  EXPECT_FALSE(findings["rules"].contains("plateau"));
+  const std::string page = render_html(findings, json::object({{"x", "learning_rate"}}));
+  const size_t main = page.find("<main>");  // what a reader sees, not the inlined code
+  const std::string html = page.substr(main, page.find("</main>") - main);
+  for (const char* absent : {"RQ1", "RQ2", "plateau", "id=\"depth\"", "id=\"time\""})
+    EXPECT_EQ(html.find(absent), std::string::npos) << absent;
+  EXPECT_NE(html.find("Best configuration per dataset"), std::string::npos);
+  EXPECT_NE(html.find("best trial #5"), std::string::npos);
+  EXPECT_NE(html.find("Which parameters matter"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace layerlab::report
