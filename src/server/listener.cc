@@ -19,23 +19,31 @@
 
 #include "common/error.h"
 #include "common/mutex.h"
+#include "server/handler_pool.h"
 
 namespace layerlab::server {
 
 struct Listener::Impl {
   ListenerOptions options;
   Handler handler;
+  std::unique_ptr<HandlerPool> pool;  // runs the handlers; the network threads move bytes
   MHD_Daemon* daemon = nullptr;
   int socket = -1;
 };
 
 namespace {
 
-// One request in progress: its body as it arrives.
+// One request in progress: its body as it arrives, then its answer, made on the handler
+// pool while the connection is suspended.
 struct Exchange {
   std::string body;
   size_t received = 0;  // body bytes, kept or not
   bool too_large = false;
+  bool dispatched = false;  // handed to the pool; the connection resumes when answered
+  bool head = false;
+  Mutex mu;
+  bool answered GUARDED_BY(mu) = false;
+  Response response GUARDED_BY(mu);
 };
 
 // A streamed response (the event stream). While the stream has nothing to send, its
@@ -344,16 +352,44 @@ MHD_Result on_request(void* cls, MHD_Connection* conn, const char* url, const ch
     Response res = too_large(max_body);
     return queue(conn, res);
   }
-  Request req;
-  req.method = method;
-  req.path = url;
-  req.body = std::move(ex->body);
-  req.client = peer_address(conn);
-  MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &req);
-  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, &req);
-  Response res;
-  impl->handler(req, res);
-  return queue(conn, res, req.method == MHD_HTTP_METHOD_HEAD);
+  if (ex->dispatched) {  // resumed: the handler has answered
+    Response res;
+    {
+      MutexLock lock(ex->mu);
+      if (!ex->answered) return MHD_YES;
+      res = std::move(ex->response);
+    }
+    return queue(conn, res, ex->head);
+  }
+  auto req = std::make_shared<Request>();
+  req->method = method;
+  req->path = url;
+  req->body = std::move(ex->body);
+  req->client = peer_address(conn);
+  MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, req.get());
+  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, req.get());
+  ex->dispatched = true;
+  ex->head = req->method == MHD_HTTP_METHOD_HEAD;
+  // The connection waits, suspended, for the pool's answer; its network thread serves the
+  // other connections meanwhile. The handler does not throw (Handler's contract), and the
+  // connection is resumed whatever happens, or it would never be answered nor closed.
+  MHD_suspend_connection(conn);
+  impl->pool->post([impl, conn, ex, req] {
+    Response res;
+    try {
+      impl->handler(*req, res);
+    } catch (const std::exception& e) {
+      std::cerr << "server: a handler threw, answered 500: " << e.what() << std::endl;
+      res = refusal(500, "internal", "internal error");
+    }
+    {
+      MutexLock lock(ex->mu);
+      ex->response = std::move(res);
+      ex->answered = true;
+    }
+    MHD_resume_connection(conn);
+  });
+  return MHD_YES;
 }
 
 void on_completed(void*, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode) {
@@ -420,6 +456,7 @@ int Listener::start() {
   int port = 0;
   impl_->socket = bind_socket(o.host, o.port, port);
   raise_file_limit(o.max_connections);
+  impl_->pool = std::make_unique<HandlerPool>(std::max(1u, o.threads));
   impl_->daemon = MHD_start_daemon(
       MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, nullptr, nullptr, on_request,
       impl_.get(), MHD_OPTION_LISTEN_SOCKET, impl_->socket, MHD_OPTION_THREAD_POOL_SIZE,
@@ -429,6 +466,7 @@ int Listener::start() {
       o.max_header_bytes, MHD_OPTION_NOTIFY_COMPLETED, on_completed, nullptr,
       MHD_OPTION_UNESCAPE_CALLBACK, unescape, nullptr, MHD_OPTION_END);
   if (!impl_->daemon) {
+    impl_->pool.reset();
     ::close(impl_->socket);
     impl_->socket = -1;
     throw unavailable("cannot start the HTTP server on " + o.host + ":" + std::to_string(port));
@@ -437,6 +475,9 @@ int Listener::start() {
 }
 
 void Listener::stop() {
+  // The pool first: every request it holds is answered and its connection resumed, which
+  // libmicrohttpd needs before it stops (no connection may stay suspended).
+  if (impl_->pool) impl_->pool->stop();
   if (impl_->daemon) {
     MHD_stop_daemon(impl_->daemon);
     impl_->daemon = nullptr;

@@ -19,7 +19,7 @@ namespace layerlab::server {
 struct ListenerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                            // 0: any free port
-  unsigned threads = 8;                       // network threads; handlers run on them
+  unsigned threads = 8;                       // network threads, and as many handler threads
   unsigned max_connections = 4096;            // all clients together
   unsigned max_connections_per_client = 128;  // per peer address
   unsigned idle_timeout_seconds = 60;         // a connection silent this long is closed
@@ -30,7 +30,8 @@ struct ListenerOptions {
 class Listener {
  public:
   using Handler = std::function<void(Request&, Response&)>;
-  // `handler` must not throw; it runs on the network threads.
+  // `handler` should not throw (what it throws is answered 500); it runs on a pool of
+  // handler threads (server/handler_pool.h), never on the network threads.
   Listener(ListenerOptions options, Handler handler);
   ~Listener();  // stop()
 
