@@ -57,6 +57,10 @@ struct Context {
   // away (StoreOptions::stop), so neither the threads nor the requests hold the stop up.
   std::atomic<bool> stopping{false};
   std::vector<std::unique_ptr<store::Store>> stores;
+  // Connections for making study views (cache misses, at most one per turn), so a slow
+  // query of an expensive view never holds a connection that cheap requests share.
+  std::vector<std::unique_ptr<store::Store>> making_stores;
+  std::atomic<size_t> next_making_store{0};
   std::atomic<size_t> next_store{0};
   std::unique_ptr<analysis::StudyCache> cache;
   EventHub hub;
@@ -71,6 +75,9 @@ struct Context {
   std::map<int, uint64_t> responses GUARDED_BY(counters_mu);  // by status
 
   store::Store& store() { return *stores[next_store++ % stores.size()]; }
+  store::Store& making_store() {
+    return *making_stores[next_making_store++ % making_stores.size()];
+  }
   store::Time now() const;
   // Takes one sample of the queue (depth and in flight of running studies) into
   // queue_history; the server calls it every options.queue_sample.

@@ -94,10 +94,12 @@ Api::Api(ServerOptions options) {
   store_options.label = kStoreLabel;
   for (int i = 0; i < std::max(1, o.store_connections); ++i)
     context_.stores.push_back(store::open_store(o.store_url, store_options));
-  // Cache misses (the expensive routes) hold at most half the threads; /healthz, cached
-  // responses and the cheap routes have the rest.
-  context_.cache = std::make_unique<analysis::StudyCache>(
-      *context_.stores.front(), Turns::Limits{std::max(1u, o.threads / 4), o.threads / 4});
+  // Cache misses (the expensive routes) hold at most half the threads, and their own
+  // store connections; /healthz, cached responses and the cheap routes have the rest.
+  const Turns::Limits making{std::max(1u, o.threads / 4), o.threads / 4};
+  for (size_t i = 0; i < making.running; ++i)
+    context_.making_stores.push_back(store::open_store(o.store_url, store_options));
+  context_.cache = std::make_unique<analysis::StudyCache>(*context_.making_stores.front(), making);
   context_.model_downloads =
       std::make_unique<ModelDownloads>(o.max_model_downloads, o.max_model_downloads_per_client);
   store::StoreOptions feed_options;

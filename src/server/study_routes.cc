@@ -34,7 +34,7 @@ json summary_of(store::Store& store, int64_t id, const ViewAccess& with_view) {
 }
 
 std::string summary_text(Context& c, int64_t id) {
-  return *c.cache->response(id, "summary", c.store(),
+  return *c.cache->response(id, "summary", c.making_store(),
                             [id](store::Store& store, const ViewAccess& with_view) {
                               return summary_of(store, id, with_view).dump();
                             });
@@ -214,7 +214,7 @@ void add_study_routes(Router& r, Context& c) {
 
   r.get(kStudy, [&c](const Request& req, Response& res) {
     const int64_t id = c.study(req.matches[1]).id;
-    send_json_text(res, c.cache->response(id, "study", c.store(),
+    send_json_text(res, c.cache->response(id, "study", c.making_store(),
                                           [id](store::Store& store, const ViewAccess& with_view) {
                                             json out = summary_of(store, id, with_view);
                                             out["spec"] = store.get_study(id).spec;
@@ -248,17 +248,18 @@ void add_study_routes(Router& r, Context& c) {
     for (store::TrialStatus st : f.statuses) statuses.push_back(to_string(st));
     const std::string key = cache_key({"trials", statuses, f.dataset, static_cast<int>(f.sort),
                                        f.param, f.descending, f.limit, f.offset});
-    send_json_text(
-        res, c.cache->response(id, key, c.store(), [id, f](store::Store& store, const ViewAccess&) {
-          json trials = json::array();
-          for (const store::TrialRecord& t : store.list_trials(id, f))
-            trials.push_back(analysis::trial_summary(t));
-          return json{{"total", store.count_trials(id, f)},
-                      {"offset", f.offset},
-                      {"limit", f.limit},
-                      {"trials", std::move(trials)}}
-              .dump();
-        }));
+    send_json_text(res,
+                   c.cache->response(id, key, c.making_store(),
+                                     [id, f](store::Store& store, const ViewAccess&) {
+                                       json trials = json::array();
+                                       for (const store::TrialRecord& t : store.list_trials(id, f))
+                                         trials.push_back(analysis::trial_summary(t));
+                                       return json{{"total", store.count_trials(id, f)},
+                                                   {"offset", f.offset},
+                                                   {"limit", f.limit},
+                                                   {"trials", std::move(trials)}}
+                                           .dump();
+                                     }));
   });
 
   r.get(std::string(kStudy) + "/summary", [&c](const Request& req, Response& res) {
@@ -266,7 +267,7 @@ void add_study_routes(Router& r, Context& c) {
                              query_text(req, "group", "")};
     const int64_t id = c.study(req.matches[1]).id;
     const auto body = c.cache->response(
-        id, cache_key({"summary", q.x, q.y, q.group}), c.store(),
+        id, cache_key({"summary", q.x, q.y, q.group}), c.making_store(),
         [q](store::Store&, const ViewAccess& with_view) {
           std::string out;
           with_view([&](analysis::StudyView& v) { out = analysis::summarize(v, q).dump(); });
@@ -279,7 +280,7 @@ void add_study_routes(Router& r, Context& c) {
     const int64_t limit = query_int(req, "limit", 10, 1, kMaxLeaderboard);
     const int64_t id = c.study(req.matches[1]).id;
     send_json_text(res,
-                   c.cache->response(id, cache_key({"leaderboard", limit}), c.store(),
+                   c.cache->response(id, cache_key({"leaderboard", limit}), c.making_store(),
                                      [limit](store::Store& store, const ViewAccess& with_view) {
                                        return leaderboard_of(store, limit, with_view).dump();
                                      }));
@@ -289,7 +290,7 @@ void add_study_routes(Router& r, Context& c) {
     const int64_t limit = query_int(req, "limit", kDefaultParetoPoints, 1, kMaxParetoPoints);
     const int64_t id = c.study(req.matches[1]).id;
     send_json_text(res, c.cache->response(
-                            id, cache_key({"pareto", limit}), c.store(),
+                            id, cache_key({"pareto", limit}), c.making_store(),
                             [limit](store::Store&, const ViewAccess& with_view) {
                               std::string out;
                               with_view([&](analysis::StudyView& v) {
@@ -305,7 +306,7 @@ void add_study_routes(Router& r, Context& c) {
     const int64_t limit = query_int(req, "limit", 5000, 1, 50000);
     const int64_t id = c.study(req.matches[1]).id;
     const auto body =
-        c.cache->response(id, cache_key({"columns", fields, limit}), c.store(),
+        c.cache->response(id, cache_key({"columns", fields, limit}), c.making_store(),
                           [fields, limit](store::Store&, const ViewAccess& with_view) {
                             std::string out;
                             with_view([&](analysis::StudyView& v) {
