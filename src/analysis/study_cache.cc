@@ -100,18 +100,6 @@ int StudyView::metric_index(const std::string& name) const {
   return it == metric_names.end() ? -1 : static_cast<int>(it - metric_names.begin());
 }
 
-std::optional<BestTrial> StudyView::best() const {
-  std::optional<BestTrial> best;
-  for (const CachedTrial& t : trials) {
-    // The rule of the leaderboards: pruned trials are cut short and do not rank.
-    if (!study::ranks(t.status) || std::isnan(t.value)) continue;
-    const bool better = !best || (spec.maximize ? t.value > best->value : t.value < best->value) ||
-                        (t.value == best->value && t.number < best->number);
-    if (better) best = BestTrial{t.id, t.number, t.value};
-  }
-  return best;
-}
-
 json StudyView::scalar_json(const Scalar& s) const {
   if (s.string >= 0) return strings[static_cast<size_t>(s.string)];
   // Parameters like hidden_layers are integers: print them as such.

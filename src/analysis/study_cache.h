@@ -1,5 +1,5 @@
 // StudyCache: the finished trials of each study the dashboard looks at, held in memory in
-// a compact form, so that plot aggregates (summary, columns) and the best trial cost a
+// a compact form, so that plot aggregates (summary, columns) and the leaderboards cost a
 // pass over arrays instead of a store query that parses 50,000 JSON documents.
 //
 // A study is loaded from the store on first use; after that the change feed applies every
@@ -79,7 +79,6 @@ struct StudyView {
 
   int param_index(const std::string& name) const;   // -1 if unknown
   int metric_index(const std::string& name) const;  // -1 if unknown
-  std::optional<BestTrial> best() const;
   // The string form of a scalar (numbers as JSON numbers print).
   nlohmann::json scalar_json(const Scalar& s) const;
 };

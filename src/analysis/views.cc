@@ -54,8 +54,21 @@ json counts_json(const store::StudyCounts& c) {
   return out;
 }
 
+json best_per_dataset(const std::vector<study::Leaderboard>& boards) {
+  json best = json::array();
+  for (const study::Leaderboard& b : boards) {
+    const bool ranked = !b.top.empty();
+    best.push_back({{"dataset", b.dataset},
+                    {"trial_id", ranked ? json(b.top.front().trial_id) : json(nullptr)},
+                    {"number", ranked ? json(b.top.front().number) : json(nullptr)},
+                    {"value", ranked ? number_or_null(b.top.front().value) : json(nullptr)},
+                    {"count", b.best_count}});
+  }
+  return best;
+}
+
 json study_summary(const store::StudyRecord& s, const store::StudyCounts& counts, int64_t total,
-                   const std::optional<BestTrial>& best) {
+                   const std::vector<study::Leaderboard>& boards) {
   const json& metric = s.spec.contains("metric") ? s.spec["metric"] : json::object();
   return {{"id", s.id},
           {"name", s.name},
@@ -67,10 +80,15 @@ json study_summary(const store::StudyRecord& s, const store::StudyCounts& counts
           {"total", total},
           {"finished", counts.finished()},
           {"counts", counts_json(counts)},
-          {"best", best ? json{{"trial_id", best->trial_id},
-                               {"number", best->number},
-                               {"value", number_or_null(best->value)}}
-                        : json(nullptr)}};
+          {"best", best_per_dataset(boards)}};
+}
+
+json best_with_trials(const json& best, const std::function<store::TrialRecord(int64_t)>& trial) {
+  json out = best;
+  for (json& b : out)
+    b["trial"] = b["trial_id"].is_null() ? json(nullptr)
+                                         : trial_summary(trial(b["trial_id"].get<int64_t>()));
+  return out;
 }
 
 bool worker_alive(const store::WorkerRecord& w, store::Time now) {

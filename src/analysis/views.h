@@ -1,11 +1,14 @@
 // The JSON shapes of docs/api.md, built from store records. No I/O here.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "store/records.h"
+#include "study/leaderboard.h"
 
 namespace layerlab::analysis {
 
@@ -20,16 +23,21 @@ nlohmann::json trial_summary(const store::TrialRecord& t);
 
 nlohmann::json counts_json(const store::StudyCounts& c);
 
-// The best trial as STUDY_SUMMARY shows it.
-struct BestTrial {
-  int64_t trial_id = 0;
-  int64_t number = 0;
-  double value = 0;
-};
+// Each dataset's best as STUDY_SUMMARY's `best` (and the CLI's JSON) shows it: one entry
+// per board, {dataset, trial_id, number, value, count}; `count` is how many trials share the
+// value (trial_id and number name the lowest-numbered of them); all null and 0 while none
+// ranks.
+nlohmann::json best_per_dataset(const std::vector<study::Leaderboard>& boards);
 
-// STUDY_SUMMARY. `total`: the trials the study plans; `metric`/`maximize` from its spec.
+// STUDY_SUMMARY. `total`: the trials the study plans; `metric`/`maximize` from its spec;
+// `boards`: each dataset's board (only its best is read), never one across datasets.
 nlohmann::json study_summary(const store::StudyRecord& s, const store::StudyCounts& counts,
-                             int64_t total, const std::optional<BestTrial>& best);
+                             int64_t total, const std::vector<study::Leaderboard>& boards);
+
+// The study detail's `best`: STUDY_SUMMARY's, each dataset's entry with its best trial as a
+// TRIAL_SUMMARY (`trial`, null while none ranks), read by `trial`.
+nlohmann::json best_with_trials(const nlohmann::json& best,
+                                const std::function<store::TrialRecord(int64_t)>& trial);
 
 // A worker as /api/v1/workers shows it; alive: heartbeat younger than kWorkerSilentAfter
 // and not stopped.

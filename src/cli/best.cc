@@ -1,11 +1,14 @@
-// layerlab best STUDY [--save model.safetensors]: the best finished trial of a study (by its
-// metric and goal); with --save, the model kept in the store for that trial (a study with
-// keep_weights) is saved as it is, without training; otherwise the trial is trained again on
-// the CPU with its weights kept, checked against its record bit for bit (as `rerun`; a
-// difference is a warning), and saved with its input standardisation as safetensors
-// (model/model.h). It says which of the two it did.
+// layerlab best STUDY [--dataset NAME] [--save model.safetensors]: the best finished trial of
+// each dataset of a study (by its metric and goal), ranked within the dataset, never across
+// datasets (study/leaderboard.h), with how many trials share its value. --save needs one
+// dataset: the study's only one or --dataset. It saves the model kept in the store for that
+// trial (a study with keep_weights) as it is, without training; otherwise the trial is
+// trained again on the CPU with its weights kept, checked against its record bit for bit (as
+// `rerun`; a difference is a warning), and saved with its input standardisation as
+// safetensors (model/model.h). It says which of the two it did.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -14,8 +17,10 @@
 #include "cli/study_ref.h"
 #include "cli/trial_table.h"
 #include "common/error.h"
+#include "common/strings.h"
 #include "common/text_safety.h"
 #include "model/model.h"
+#include "study/leaderboard.h"
 #include "study/rerun.h"
 #include "study/trained_model.h"
 
@@ -50,16 +55,33 @@ void print_saved(const std::string& path, const model::Model& m) {
                                               : fmt::format("{} regression targets", m.targets));
 }
 
+// The board of the dataset asked for; kInvalidArgument naming the study's datasets (and
+// the closest one) for another name.
+const study::StoredLeaderboard& board_of(const std::vector<study::StoredLeaderboard>& boards,
+                                         const study::StudySpec& spec, const std::string& dataset) {
+  for (const study::StoredLeaderboard& b : boards)
+    if (b.board.dataset == dataset) return b;
+  const std::string close = closest_match(dataset, spec.datasets);
+  throw invalid_argument(fmt::format(
+      "--dataset: study {} has no dataset '{}'{}; its datasets: {}", spec.name, dataset,
+      close.empty() ? "" : " (did you mean '" + close + "'?)", join(spec.datasets, ", ")));
+}
+
 }  // namespace
 
 void add_best_command(CLI::App& app) {
   struct Flags {
-    std::string url, ref, save;
+    std::string url, ref, dataset, save;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
-      "best", "The best finished trial of a study; --save trains it again and saves the model");
+      "best",
+      "The best finished trial of each dataset of a study; --save trains it again and saves "
+      "the model");
   cmd->add_option("study", f->ref, "study name or id")->required();
+  cmd->add_option("--dataset", f->dataset,
+                  "the dataset whose best trial to show or save (needed with --save when the "
+                  "study has several: trials rank within a dataset, never across datasets)");
   cmd->add_option("--save", f->save,
                   "save the best trial's model to this safetensors file: the one kept in the "
                   "store (keep_weights) when there is one, else trained again on the CPU and "
@@ -69,16 +91,39 @@ void add_best_command(CLI::App& app) {
     auto store = open_existing_store(f->url);
     const auto study = resolve_study(*store, f->ref);
     const auto spec = study::StudySpec::from_json(study.spec);
-    const auto best = leaders(*store, study.id, spec, 1);
-    if (best.empty())
-      throw not_found(
-          fmt::format("study {} has no finished trial with a {} yet", study.name, spec.metric));
-    const store::TrialRecord& top = best[0];
+    const bool several = spec.datasets.size() > 1;
+    if (!f->save.empty() && several && f->dataset.empty())
+      throw invalid_argument(fmt::format(
+          "--save: study {} has {} datasets ({}) and each has its own best trial; name the one "
+          "to save with --dataset",
+          study.name, spec.datasets.size(), join(spec.datasets, ", ")));
+    const auto boards = study::leaderboards(*store, study.id, spec, 1);
     const std::string name = printable(study.name), metric = printable(spec.metric);
-    std::cout << fmt::format("best trial of study {} by {} ({}): trial {}, {} {}\n", name, metric,
-                             spec.maximize ? "maximize" : "minimize", top.number, metric,
+    const std::string goal = spec.maximize ? "maximize" : "minimize";
+    if (several && f->dataset.empty()) {
+      if (std::all_of(boards.begin(), boards.end(), [](const auto& b) { return b.trials.empty(); }))
+        throw not_found(
+            fmt::format("study {} has no finished trial with a {} yet", study.name, spec.metric));
+      std::cout << fmt::format(
+          "best trial of each dataset of study {} by {} ({}); --dataset NAME for one\n", name,
+          metric, goal);
+      print_leaderboards(std::cout, boards, spec);
+      return;
+    }
+    const study::StoredLeaderboard& board =
+        board_of(boards, spec, f->dataset.empty() ? spec.datasets.at(0) : f->dataset);
+    if (board.trials.empty())
+      throw not_found(fmt::format("study {} has no finished trial with a {}{} yet", study.name,
+                                  spec.metric, several ? " on " + board.board.dataset : ""));
+    const store::TrialRecord& top = board.trials[0];
+    std::cout << fmt::format("best trial of study {} on {} by {} ({}): trial {}, {} {}\n", name,
+                             printable(board.board.dataset), metric, goal, top.number, metric,
                              *top.value);
-    print_trial_table(std::cout, best, spec);
+    if (board.board.best_count > 1)
+      std::cout << fmt::format(
+          "note: {} trials of {} share this value; trial {} is the first of them by number\n",
+          board.board.best_count, printable(board.board.dataset), top.number);
+    print_trial_table(std::cout, board.trials, spec);
     if (f->save.empty()) return;
 
     const std::string where =

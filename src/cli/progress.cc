@@ -16,7 +16,21 @@ std::string duration(double seconds) {
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
+// "1.0000 (#105)", "1.0000 (18 tied)".
+std::string best_of(const study::Leaderboard& b) {
+  if (b.best_count > 1) return fmt::format("{:.4f} ({} tied)", *b.best_value(), b.best_count);
+  return fmt::format("{:.4f} (#{})", *b.best_value(), b.top.front().number);
+}
+
 }  // namespace
+
+std::string best_summary(const std::string& metric, const std::vector<study::Leaderboard>& boards) {
+  if (boards.size() == 1) return boards[0].best_value() ? metric + " " + best_of(boards[0]) : "";
+  std::string each;
+  for (const study::Leaderboard& b : boards)
+    if (b.best_value()) each += (each.empty() ? "" : ", ") + b.dataset + " " + best_of(b);
+  return each.empty() ? "" : metric + ": " + each;
+}
 
 Progress::Progress(FILE* out)
     : out_(out), tty_(isatty(fileno(out)) != 0), start_(std::chrono::steady_clock::now()) {}
@@ -32,7 +46,8 @@ std::string Progress::describe(const ProgressState& s, double elapsed) {
       "{}/{} done  running {}  failed {}  pruned {}  diverged {}  {:.1f} trials/min  ETA {}", done,
       s.total, c[TrialStatus::kRunning], c[TrialStatus::kFailed], c[TrialStatus::kPruned],
       c[TrialStatus::kDiverged], per_minute, done >= s.total ? "0s" : duration(eta));
-  if (s.best) line += fmt::format("  best {} {:.4f} (#{})", s.metric, *s.best, s.best_number);
+  const std::string best = best_summary(s.metric, s.boards);
+  if (!best.empty()) line += "  best " + best;
   return line;
 }
 

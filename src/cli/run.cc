@@ -70,11 +70,7 @@ ProgressState progress_state(store::Store& store, const study::Coordinator& c,
   s.total = c.total_trials();
   s.finished_at_start = finished_at_start;
   s.metric = c.spec().metric;
-  const auto best = leaders(store, c.study_id(), c.spec(), 1);
-  if (!best.empty() && best[0].value) {
-    s.best = best[0].value;
-    s.best_number = best[0].number;
-  }
+  s.boards = boards_of(study::leaderboards(store, c.study_id(), c.spec(), 1));
   return s;
 }
 

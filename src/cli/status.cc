@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "analysis/pareto.h"
+#include "analysis/views.h"
 #include "cli/commands.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
@@ -35,8 +36,6 @@ void add_status_command(CLI::App& app) {
     const auto counts = store->counts(s.id);
     const auto boards = study::leaderboards(*store, s.id, spec, static_cast<size_t>(*top));
     if (*json) {
-      // `best`: the top trials across datasets, as before `leaderboards` (kept for scripts).
-      const auto best = leaders(*store, s.id, spec, *top);
       nlohmann::json by_status = nlohmann::json::object();
       for (auto st : store::kAllTrialStatuses) by_status[store::to_string(st)] = counts[st];
       nlohmann::json out = {{"id", s.id},
@@ -45,9 +44,8 @@ void add_status_command(CLI::App& app) {
                             {"trials", spec.total_trials()},
                             {"counts", by_status},
                             {"metric", spec.metric},
-                            {"best", nlohmann::json::array()},
+                            {"best", analysis::best_per_dataset(boards_of(boards))},
                             {"leaderboards", leaderboards_json(boards)}};
-      for (const auto& t : best) out["best"].push_back(trial_json(t));
       // The non-dominated trials of each dataset, read through the view the dashboard and
       // the report use (analysis/pareto.h has the rule).
       analysis::StudyCache cache(*store);

@@ -1,12 +1,15 @@
-// layerlab studies: every study in the store with its progress and best value.
+// layerlab studies: every study in the store with its progress and each dataset's best value.
 #include <fmt/format.h>
 
 #include <iostream>
 
+#include "analysis/views.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/store_flag.h"
 #include "cli/trial_table.h"
 #include "common/text_safety.h"
+#include "study/leaderboard.h"
 #include "study/spec.h"
 
 namespace layerlab::cli {
@@ -26,9 +29,8 @@ void add_studies_command(CLI::App& app) {
     for (const auto& s : store->list_studies()) {
       const auto spec = study::StudySpec::from_json(s.spec);
       const auto counts = store->counts(s.id);
-      const auto best = leaders(*store, s.id, spec, 1);
-      const nlohmann::json best_value =
-          !best.empty() && best[0].value ? nlohmann::json(*best[0].value) : nlohmann::json(nullptr);
+      // Each dataset's best: a value on one dataset says nothing about another.
+      const auto boards = boards_of(study::leaderboards(*store, s.id, spec, 1));
       if (*json) {
         out.push_back({{"id", s.id},
                        {"name", s.name},
@@ -36,15 +38,13 @@ void add_studies_command(CLI::App& app) {
                        {"finished", counts.finished()},
                        {"trials", spec.total_trials()},
                        {"metric", spec.metric},
-                       {"best", best_value}});
+                       {"best", analysis::best_per_dataset(boards)}});
         continue;
       }
-      std::cout << fmt::format(
-          "{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, printable(s.name),
-          store::to_string(s.status), counts.finished(), spec.total_trials(),
-          best_value.is_null()
-              ? "-"
-              : fmt::format("{} {:.4f}", printable(spec.metric), best_value.get<double>()));
+      const std::string best = best_summary(spec.metric, boards);
+      std::cout << fmt::format("{:>4}  {:<32} {:<10} {:>9} {:>9}  {}\n", s.id, printable(s.name),
+                               store::to_string(s.status), counts.finished(), spec.total_trials(),
+                               best.empty() ? "-" : printable(best));
     }
     if (*json) std::cout << out.dump(2) << "\n";
   });

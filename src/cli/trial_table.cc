@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "common/text_safety.h"
 #include "store/store.h"
 
@@ -64,13 +62,16 @@ void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& 
 
 std::vector<store::TrialRecord> leaders(store::Store& store, int64_t study_id,
                                         const study::StudySpec& spec, int64_t limit) {
-  store::TrialFilter f;
-  f.statuses = study::ranked_statuses();
-  f.sort = store::TrialSort::kValue;  // trials without a value come last
-  f.descending = spec.maximize;
-  f.limit = limit;
-  std::vector<store::TrialRecord> out = store.list_trials(study_id, f);
-  std::erase_if(out, [](const store::TrialRecord& t) { return !t.value || std::isnan(*t.value); });
+  std::vector<store::TrialRecord> out;
+  for (const study::StoredLeaderboard& b :
+       study::leaderboards(store, study_id, spec, static_cast<size_t>(limit)))
+    out.insert(out.end(), b.trials.begin(), b.trials.end());
+  return out;
+}
+
+std::vector<study::Leaderboard> boards_of(const std::vector<study::StoredLeaderboard>& stored) {
+  std::vector<study::Leaderboard> out;
+  for (const study::StoredLeaderboard& s : stored) out.push_back(s.board);
   return out;
 }
 

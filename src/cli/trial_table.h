@@ -19,11 +19,14 @@ void print_trial_table(std::ostream& os, const std::vector<store::TrialRecord>& 
 
 nlohmann::json trial_json(const store::TrialRecord& t);
 
-// The best `limit` trials that rank (study/leaderboard.h), best first for the study's
-// goal, across datasets: the progress line's "best so far" and the JSON fields `best` and
-// `leaderboard` that scripts read. Tables rank within each dataset (below).
+// Each dataset's best `limit` trials (study::leaderboards), the study's datasets in order:
+// grouped by dataset, never ranked across datasets (run's JSON field `leaderboard`, kept for
+// scripts beside `leaderboards`).
 std::vector<store::TrialRecord> leaders(store::Store& store, int64_t study_id,
                                         const study::StudySpec& spec, int64_t limit);
+
+// The boards without their records.
+std::vector<study::Leaderboard> boards_of(const std::vector<study::StoredLeaderboard>& stored);
 
 // "wine: 12 trials share the best value 1.0000", "digits: best 0.9750 (trial #17)",
 // "iris: no trial with a value yet".

@@ -68,14 +68,14 @@ json best_curves(store::Store& store, const analysis::StudyView& v) {
 json study_page_data(store::Store& store, const store::StudyRecord& study,
                      const analysis::StudyView& v) {
   const ParamChoices c = param_choices(v.spec);
-  json s = analysis::study_summary(study, store.counts(study.id), v.total, v.best());
+  json s =
+      analysis::study_summary(study, store.counts(study.id), v.total, analysis::leaderboards(v, 1));
   s["spec"] = study.spec;
   s["datasets"] = v.spec.datasets;
   json names = json::array();
   for (const auto& [name, domain] : v.spec.parameters) names.push_back(name);
   s["parameters"] = std::move(names);
-  if (s["best"].is_object())
-    s["best"] = analysis::trial_summary(store.get_trial(s["best"]["trial_id"].get<int64_t>()));
+  s["best"] = analysis::best_with_trials(s["best"], [&](int64_t t) { return store.get_trial(t); });
 
   // x and group as the study page picks them first.
   std::string x = "seed";

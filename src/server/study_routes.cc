@@ -24,13 +24,13 @@ using ViewAccess = analysis::StudyCache::ViewAccess;
 json summary_of(store::Store& store, int64_t id, const ViewAccess& with_view) {
   const store::StudyRecord s = store.get_study(id);
   const store::StudyCounts counts = store.counts(id);
-  std::optional<analysis::BestTrial> best;
+  std::vector<study::Leaderboard> boards;
   int64_t total = 0;
   with_view([&](analysis::StudyView& v) {
-    best = v.best();
+    boards = analysis::leaderboards(v, 1);
     total = v.total;
   });
-  return analysis::study_summary(s, counts, total, best);
+  return analysis::study_summary(s, counts, total, boards);
 }
 
 std::string summary_text(Context& c, int64_t id) {
@@ -225,9 +225,9 @@ void add_study_routes(Router& r, Context& c) {
                                                 names.push_back(name);
                                               out["parameters"] = std::move(names);
                                             });
-                                            if (out["best"].is_object())
-                                              out["best"] = analysis::trial_summary(store.get_trial(
-                                                  out["best"]["trial_id"].get<int64_t>()));
+                                            out["best"] = analysis::best_with_trials(
+                                                out["best"],
+                                                [&](int64_t t) { return store.get_trial(t); });
                                             return out.dump();
                                           }));
   });

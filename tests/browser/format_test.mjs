@@ -2,7 +2,7 @@
 
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { bestNote, fmtInt, fmtValue, grouped } from '../../web/js/format.js';
+import { bestNote, bestPerDataset, fmtInt, fmtValue, grouped } from '../../web/js/format.js';
 
 test('bestNote: a leaderboard board in the words `layerlab status` uses', () => {
   const trial = (number, value) => ({ id: number + 100, number, value });
@@ -12,6 +12,19 @@ test('bestNote: a leaderboard board in the words `layerlab status` uses', () => 
     'best 0.975 (trial #17)');
   assert.equal(bestNote({ dataset: 'iris', best_value: null, best_count: 0, trials: [] }), 'no trial with a value yet');
   assert.equal(bestNote(undefined), 'no trial with a value yet');
+});
+
+test('bestPerDataset: the studies list names each dataset\'s best, never one across them', () => {
+  const entry = (dataset, value, number, count) => ({ dataset, trial_id: number + 100, number, value, count });
+  // wine's 18 trials at 1.0 do not outrank iris: each dataset says its own
+  assert.equal(bestPerDataset([entry('iris', 0.97333, 12, 1), entry('wine', 1, 29, 18)]),
+    'iris 0.9733 (#12) \u00b7 wine 1 (18 tied)');
+  assert.equal(bestPerDataset([entry('iris', null, null, 0), entry('wine', 1, 29, 1)]), 'wine 1 (#29)');
+  assert.equal(bestPerDataset([entry('digits', 0.97501, 17, 1)]), '0.975 (trial #17)');
+  assert.equal(bestPerDataset([entry('digits', 0.97501, 17, 3)]), '0.975 (3 tied)');
+  assert.equal(bestPerDataset([entry('iris', null, null, 0)]), null);
+  assert.equal(bestPerDataset([]), null);
+  assert.equal(bestPerDataset(undefined), null);
 });
 
 test('grouped numbers: thousands separated, rounded, the dash for a missing value', () => {

@@ -7,11 +7,13 @@
 // checks #leaderboard against GET /api/v1/studies/ID/leaderboard: one board per dataset of
 // the study, in its order; each board's rows are that dataset's trials in the API's order;
 // its note says how many trials share the best value; the best card has a line per
-// dataset; clicking a row of the last board shows that trial's details. Prints one JSON
+// dataset; clicking a row of the last board shows that trial's details; the studies list
+// (#/) shows each dataset's best, as the study summary has it. Prints one JSON
 // line ("ok": true, what was seen) and exits 0; exits 1 with the failed check on stderr.
 
 import path from 'node:path';
 
+import { bestPerDataset } from '../../web/js/format.js';
 import { api as apiAt, check, CheckFailed, openPage, parseArgs, run } from './page_check.mjs';
 
 const args = parseArgs(process.argv, ['base', 'study'],
@@ -105,6 +107,20 @@ async function main(state) {
     await page.screenshot({ path: file });
     results.screenshots.push(file);
   }
+
+  // The studies list: each dataset's best (the summary's, as the boards say it), never one
+  // across datasets.
+  study.best.forEach((b, i) => {
+    const want = lb.datasets[i];
+    check(b.dataset === want.dataset && b.value === want.best_value && b.count === want.best_count,
+      `the summary's best ${JSON.stringify(b)} is not board '${want.dataset}' (best ${want.best_value}, ${want.best_count} share it)`);
+  });
+  await page.goto(`${BASE}/#/`, { waitUntil: 'commit', timeout: 15_000 });
+  const cell = await page.waitForSelector(`tr[data-study-id="${study.id}"] .best-cell`, { timeout: 15_000 })
+    .then((el) => el.textContent(), () => { throw new CheckFailed('the studies list shows no best for the study'); });
+  results.studies_best = cell;
+  check(cell === bestPerDataset(study.best), `the studies list says '${cell}', not '${bestPerDataset(study.best)}'`);
+  for (const d of study.datasets) check(cell.includes(`${d} `), `the studies list's best '${cell}' does not name ${d}`);
   check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);
 }
 

@@ -128,3 +128,15 @@ export function bestNote(board) {
   const first = (board.trials || [])[0];
   return `best ${fmtValue(board.best_value)}${first ? ` (trial #${first.number})` : ''}`;
 }
+
+// STUDY_SUMMARY's `best` (an entry per dataset) in words for the studies list: "0.975
+// (trial #17)" for a study of one dataset, "iris 0.973 (#12) \u00b7 wine 1 (18 tied)" for
+// several, never one best across them; null while no dataset has a value.
+export function bestPerDataset(best) {
+  const entries = Array.isArray(best) ? best : [];
+  const ranked = entries.filter((b) => isNum(b.value) && b.count > 0);
+  if (ranked.length === 0) return null;
+  const which = (b, prefix) => (b.count > 1 ? `${b.count} tied` : `${prefix}${b.number}`);
+  if (entries.length === 1) return `${fmtValue(ranked[0].value)} (${which(ranked[0], 'trial #')})`;
+  return ranked.map((b) => `${b.dataset} ${fmtValue(b.value)} (${which(b, '#')})`).join(' \u00b7 ');
+}

@@ -142,11 +142,12 @@ class Client:
 
     def studies(self):
         """Every study: a list of STUDY_SUMMARY dicts (id, name, status, total, finished,
-        counts, best...)."""
+        counts, each dataset's best...)."""
         return self._get("/api/v1/studies")["studies"]
 
     def study(self, study):
-        """One study by id or name: summary, spec, datasets, parameters, best trial."""
+        """One study by id or name: summary, spec, datasets, parameters, each dataset's best
+        trial."""
         return self._get(f"/api/v1/studies/{_quote(study)}")
 
     def trial(self, trial_id, attempt=None):

@@ -110,16 +110,29 @@ class Store:
             counts[st] = n
         metric = spec.get("metric") or {}
         maximize = metric.get("goal") == "maximize"
-        best = self._rows(
-            "SELECT id, number, value FROM trials WHERE study_id = ? AND value IS NOT NULL "
-            f"ORDER BY value {'DESC' if maximize else 'ASC'}, number ASC LIMIT 1", (sid,))
         return {"id": sid, "name": name, "status": status, "created_at": _iso(created),
                 "metric": metric.get("name", ""), "goal": metric.get("goal", ""),
                 "method": spec.get("method", ""), "total": _planned(spec),
                 "finished": sum(counts.values()) - counts["queued"] - counts["running"],
                 "counts": counts,
-                "best": {"trial_id": best[0][0], "number": best[0][1], "value": best[0][2]}
-                if best else None}
+                "best": [self._best(sid, d, maximize) for d in spec.get("datasets", [])]}
+
+    def _best(self, sid, dataset, maximize):
+        """One dataset's best as STUDY_SUMMARY's `best` entry: ranked within the dataset
+        (completed or early_stopped with a value), never across datasets."""
+        ranked = ("study_id = ? AND dataset = ? AND status IN ('completed', 'early_stopped') "
+                  "AND value IS NOT NULL")
+        top = self._rows(f"SELECT id, number, value FROM trials WHERE {ranked} "
+                         f"ORDER BY value {'DESC' if maximize else 'ASC'}, number ASC LIMIT 1",
+                         (sid, dataset))
+        if not top:
+            return {"dataset": dataset, "trial_id": None, "number": None, "value": None,
+                    "count": 0}
+        tid, number, value = top[0]
+        count = self._rows(f"SELECT COUNT(*) FROM trials WHERE {ranked} AND value = ?",
+                           (sid, dataset, value))[0][0]
+        return {"dataset": dataset, "trial_id": tid, "number": number, "value": value,
+                "count": count}
 
     def studies(self):
         """Every study as the API's STUDY_SUMMARY dicts, by id."""
@@ -127,16 +140,17 @@ class Store:
                 self._rows("SELECT id, name, spec, status, created_at FROM studies ORDER BY id")]
 
     def study(self, study):
-        """One study's summary plus spec, datasets, parameters and the best trial in full,
-        as the API's GET /api/v1/studies/{study}."""
+        """One study's summary plus spec, datasets, parameters and each dataset's best trial
+        in full, as the API's GET /api/v1/studies/{study}."""
         row = self._study_row(study)
         out = self._summary(row)
         spec = _json(row[2], {})
         out["spec"] = spec
         out["datasets"] = spec.get("datasets", [])
         out["parameters"] = spec.get("parameter_order") or list(spec.get("parameters", {}))
-        if out["best"] is not None:
-            out["best"] = self._trials("id = ?", [out["best"]["trial_id"]])[0]
+        for b in out["best"]:
+            b["trial"] = (self._trials("id = ?", [b["trial_id"]])[0]
+                          if b["trial_id"] is not None else None)
         return out
 
     def trial_records(self, study, status=None, dataset=None):

@@ -74,7 +74,8 @@ TEST(KeptModels, BestSaveServesTheKeptModelAndPredictReadsItFromTheStore) {
   check_kept_set(s, "kept", 2);
 
   const std::string model = (s.dir / "model.safetensors").string();
-  const auto best = run_layerlab("best kept --store " + s.store + " --save " + model);
+  const auto best =
+      run_layerlab("best kept --dataset iris --store " + s.store + " --save " + model);
   ASSERT_EQ(best.exit_code, 0) << best.out << best.err;
   EXPECT_TRUE(contains(best.out, "using the model kept in the store for trial")) << best.out;
   EXPECT_TRUE(contains(best.out, "not trained again")) << best.out;
@@ -110,7 +111,8 @@ TEST(KeptModels, BestSaveTrainsAgainWhenNothingIsKeptAndSaysSo) {
   auto store = store::open_store(s.store);
   EXPECT_TRUE(store->list_weights(store->find_study("kept")->id).empty());
   const std::string model = (s.dir / "model.safetensors").string();
-  const auto best = run_layerlab("best kept --store " + s.store + " --save " + model);
+  const auto best =
+      run_layerlab("best kept --dataset iris --store " + s.store + " --save " + model);
   ASSERT_EQ(best.exit_code, 0) << best.out << best.err;
   EXPECT_TRUE(contains(best.out, "(the study has no keep_weights)")) << best.out;
   EXPECT_TRUE(contains(best.out, "training trial")) << best.out;

@@ -229,7 +229,7 @@ parameters:
 TEST(BestAndPredict, GpuAndAlteredRecordsAreSavedWithANoteOrAWarning) {
   Study s = write_study("model-notes", testing::kQuickStudy);
   ASSERT_EQ(run_layerlab("run " + s.file.string() + " --store " + s.store).exit_code, 0);
-  const int64_t best = testing::status(s, "quick")["best"][0]["number"];
+  const int64_t best = testing::status(s, "quick")["best"][0]["number"];  // iris's
   {
     auto st = store::open_store(s.store);
     testing::copy_trial(*st, "quick", best, "gpu", [](store::TrialFinish& f, json& params) {
@@ -241,7 +241,7 @@ TEST(BestAndPredict, GpuAndAlteredRecordsAreSavedWithANoteOrAWarning) {
                         [](store::TrialFinish& f, json&) { f.epochs[1].train_loss = 0.5; });
   }
   const std::string gpu_model = (s.dir / "gpu.safetensors").string();
-  auto r = run_layerlab("best gpu --store " + s.store + " --save " + gpu_model);
+  auto r = run_layerlab("best gpu --dataset iris --store " + s.store + " --save " + gpu_model);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string name = "trial " + std::to_string(best) + " of study gpu";
   EXPECT_TRUE(contains(r.out, "note: " + name + " used precision bf16; the CPU trains it in fp32"))
@@ -253,7 +253,7 @@ TEST(BestAndPredict, GpuAndAlteredRecordsAreSavedWithANoteOrAWarning) {
   EXPECT_TRUE(contains(r.out, "saved " + gpu_model)) << r.out;
 
   const std::string altered_model = (s.dir / "altered.safetensors").string();
-  r = run_layerlab("best altered --store " + s.store + " --save " + altered_model);
+  r = run_layerlab("best altered --dataset iris --store " + s.store + " --save " + altered_model);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out,
                        "warning: the retrained model differs from the record; saving it "
@@ -284,12 +284,15 @@ TEST(BestAndPredict, ErrorsNameTheProblem) {
                        "val_accuracy yet"))
       << r.err;
   ASSERT_EQ(run_layerlab("run " + s.file.string() + " --store " + s.store).exit_code, 0);
-  r = run_layerlab("best quick --store " + s.store + " --save " + (s.dir / "no/dir/m").string());
+  r = run_layerlab("best quick --dataset iris --store " + s.store + " --save " +
+                   (s.dir / "no/dir/m").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "cannot write " + (s.dir / "no/dir/m").string())) << r.err;
 
   const std::string model = (s.dir / "m.safetensors").string();
-  ASSERT_EQ(run_layerlab("best quick --store " + s.store + " --save " + model).exit_code, 0);
+  ASSERT_EQ(
+      run_layerlab("best quick --dataset iris --store " + s.store + " --save " + model).exit_code,
+      0);
   r = run_layerlab("predict --model " + model + " --data " + (s.dir / "none.csv").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.err, "none.csv")) << r.err;

@@ -66,7 +66,8 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.lab.study(s["id"]), s)  # by id or by name
         self.assertEqual(s["parameters"], ["hidden_layers", "activation", "units", "epochs"])
         self.assertEqual(s["datasets"], ["iris"])
-        self.assertEqual(s["best"]["status"], "completed")
+        self.assertEqual([b["dataset"] for b in s["best"]], ["iris"])  # one entry per dataset
+        self.assertEqual(s["best"][0]["trial"]["status"], "completed")
         self.assertEqual(self.lab.health()["status"], "ok")
         self.assertEqual(self.lab.openapi()["openapi"], "3.1.0")
         self.assertIsInstance(self.lab.workers(), list)
@@ -74,7 +75,7 @@ class ClientTest(unittest.TestCase):
         summary = self.lab.summary("tiny", x="hidden_layers", group="activation")
         self.assertEqual(summary["trials"], 4)
         self.assertEqual(sorted(x["group"] for x in summary["series"]), ["relu", "tanh"])
-        t = self.lab.trial(s["best"]["id"])
+        t = self.lab.trial(s["best"][0]["trial_id"])
         self.assertEqual(len(t["curve"]), t["epochs_run"])
 
     def test_trials_frame(self):

@@ -74,7 +74,11 @@ TEST_F(ApiTest, StudiesListAndOneStudyByIdOrName) {
   EXPECT_EQ(s["finished"], 24);
   EXPECT_EQ(s["counts"]["completed"], 24);
   EXPECT_EQ(s["goal"], "maximize");
-  ASSERT_TRUE(s["best"].is_object());
+  // Each dataset's best, in the study's order; never one across datasets.
+  ASSERT_TRUE(s["best"].is_array()) << s["best"].dump();
+  ASSERT_EQ(s["best"].size(), 2u);
+  EXPECT_EQ(s["best"][0]["dataset"], "iris");
+  EXPECT_EQ(s["best"][1]["dataset"], "wine");
 
   auto [code1, by_id] = get("/api/v1/studies/" + std::to_string(s["id"].get<int>()));
   auto [code2, by_name] = get("/api/v1/studies/api-study");
@@ -84,13 +88,31 @@ TEST_F(ApiTest, StudiesListAndOneStudyByIdOrName) {
   EXPECT_EQ(by_id["datasets"], json({"iris", "wine"}));
   EXPECT_EQ(by_id["parameters"], json({"hidden_layers", "activation", "units", "epochs"}));
   EXPECT_EQ(by_id["spec"]["name"], "api-study");
-  // The best trial is the one with the highest value among all trials.
+  // Each dataset's best is the highest value among its trials, `count` the trials sharing
+  // it, the trial the lowest-numbered of them (in full in the detail).
   auto [code3, all] = get("/api/v1/studies/api-study/trials?limit=1000");
   ASSERT_EQ(code3, 200);
-  double best = -1;
-  for (const json& t : all["trials"]) best = std::max(best, t["value"].get<double>());
-  EXPECT_DOUBLE_EQ(by_id["best"]["value"].get<double>(), best);
-  EXPECT_EQ(by_id["best"]["status"], "completed");
+  ASSERT_EQ(by_id["best"].size(), 2u);
+  for (const json& b : by_id["best"]) {
+    double best = -1;
+    int64_t count = 0, first = -1;
+    for (const json& t : all["trials"]) {
+      if (t["dataset"] != b["dataset"]) continue;
+      const double v = t["value"].get<double>();
+      if (v > best) {
+        best = v;
+        count = 0;
+        first = t["number"];
+      }
+      if (v == best) ++count;
+    }
+    EXPECT_DOUBLE_EQ(b["value"].get<double>(), best) << b.dump();
+    EXPECT_EQ(b["count"], count) << b.dump();
+    EXPECT_EQ(b["number"], first) << b.dump();
+    EXPECT_EQ(b["trial"]["number"], first) << b.dump();
+    EXPECT_EQ(b["trial"]["dataset"], b["dataset"]) << b.dump();
+    EXPECT_EQ(b["trial"]["status"], "completed");
+  }
 
   expect_error("/api/v1/studies/999", 404, "no study with id 999");
   expect_error("/api/v1/studies/no-such-study", 404, "no study named 'no-such-study'");

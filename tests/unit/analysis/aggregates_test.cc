@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/views.h"
 #include "common/error.h"
 #include "support/temp_and_errors.h"
 
@@ -183,18 +184,49 @@ TEST(Columns, ByNumberThinnedEvenly) {
                            "unknown metric 'f1'"));
 }
 
-TEST(StudyViewBest, FollowsTheGoalAndBreaksTiesByNumber) {
+TEST(StudyBest, FollowsTheGoalAndBreaksTiesByNumber) {
   StudyView v = view_with({{"iris", 1, "relu", 0.7},
                            {"iris", 1, "relu", 0.9},
                            {"iris", 1, "relu", 0.9},
                            {"iris", 1, "relu", 0.2}});
-  EXPECT_EQ(v.best()->number, 1);
+  v.spec.datasets = {"iris"};
+  EXPECT_EQ(leaderboards(v, 1)[0].top[0].number, 1);
+  EXPECT_EQ(leaderboards(v, 1)[0].best_count, 2);
   v.spec.maximize = false;
-  EXPECT_EQ(v.best()->number, 3);
-  EXPECT_FALSE(view_with({}).best());
+  EXPECT_EQ(leaderboards(v, 1)[0].top[0].number, 3);
+  StudyView empty = view_with({});
+  empty.spec.datasets = {"iris"};
+  EXPECT_TRUE(leaderboards(empty, 1)[0].top.empty());
 }
 
-// The study's best and /leaderboard follow study/leaderboard.h: a pruned trial (its value
+// Issue 53: the study summary (GET /api/v1/studies) named one trial across datasets, a wine
+// trial among 18 tied at 1.0 over iris's 0.9733. Its `best` is each dataset's, with the ties
+// counted, and a dataset with nothing ranked yet says so.
+TEST(StudySummary, BestIsEachDatasetsNeverOneAcrossDatasets) {
+  std::vector<std::tuple<std::string, double, std::string, double>> rows = {
+      {"iris", 1, "relu", 0.9733}, {"iris", 1, "relu", 0.9}};
+  for (int i = 0; i < 18; ++i) rows.emplace_back("wine", 1, "relu", 1.0);
+  StudyView v = view_with(rows);
+  v.spec.datasets = {"iris", "wine", "digits"};
+  store::StudyRecord study;
+  study.spec = {{"metric", {{"name", "val_accuracy"}, {"goal", "maximize"}}}};
+  const json best = study_summary(study, {}, 20, leaderboards(v, 1))["best"];
+  EXPECT_EQ(best, json::parse(R"([
+    {"dataset": "iris", "trial_id": 100, "number": 0, "value": 0.9733, "count": 1},
+    {"dataset": "wine", "trial_id": 102, "number": 2, "value": 1.0, "count": 18},
+    {"dataset": "digits", "trial_id": null, "number": null, "value": null, "count": 0}])"))
+      << best.dump();
+  // The detail's entries carry their trial; none for a dataset without one.
+  const json detail = best_with_trials(best, [](int64_t id) {
+    store::TrialRecord t;
+    t.id = id;
+    return t;
+  });
+  EXPECT_EQ(detail[1]["trial"]["id"], 102);
+  EXPECT_TRUE(detail[2]["trial"].is_null());
+}
+
+// The summary's best and /leaderboard follow study/leaderboard.h: a pruned trial (its value
 // cut short) does not rank, and boards are per dataset in the study's order.
 TEST(StudyViewBest, LeavesOutPrunedTrialsLikeTheLeaderboards) {
   StudyView v = view_with({{"wine", 1, "relu", 1.0},
@@ -205,7 +237,6 @@ TEST(StudyViewBest, LeavesOutPrunedTrialsLikeTheLeaderboards) {
                            {"wine", 1, "relu", 0.5}});
   v.trials[1].status = store::TrialStatus::kPruned;
   v.spec.datasets = {"iris", "wine"};
-  EXPECT_EQ(v.best()->number, 0);
   const auto boards = leaderboards(v, 2);
   ASSERT_EQ(boards.size(), 2u);
   EXPECT_EQ(boards[0].dataset, "iris");

@@ -3,15 +3,15 @@
 import { get, endpoints } from '../api.js';
 import { EventStream } from '../events.js';
 import { h, fill } from '../dom.js';
-import { fmtAgo, fmtTime, fmtValue, fmtInt, isNum } from '../format.js';
+import { bestPerDataset, fmtAgo, fmtTime, fmtInt } from '../format.js';
 import { refresher } from '../throttle.js';
 import { countChips, progressBar, progressText, statusBadge } from '../components/progress.js';
 
+// Each dataset's best, never one across datasets.
 function bestCell(s) {
-  if (!s.best || !isNum(s.best.value)) return h('span', { class: 'muted' }, '\u2014');
-  return h('span', { class: 'best-cell' },
-    h('b', { class: 'num' }, fmtValue(s.best.value)),
-    h('span', { class: 'muted small' }, ` trial #${s.best.number}`));
+  const text = bestPerDataset(s.best);
+  if (text === null) return h('span', { class: 'muted' }, '\u2014');
+  return h('span', { class: 'best-cell num' }, text);
 }
 
 function row(s) {

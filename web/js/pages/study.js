@@ -201,7 +201,7 @@ export function mount(root, { id: studyId }, ctx) {
             b.trials && b.trials[0] ? h('button', { type: 'button', class: 'btn btn-small', onclick: () => selectTrial(b.trials[0], true) }, 'show') : null))));
       return;
     }
-    const b = study.best;
+    const b = (study.best || [])[0]?.trial;
     if (!b) {
       fill(bestEl, h('div', { class: 'card-title' }, 'Best trial'),
         h('div', { class: 'empty-state small' }, 'no trial has a value yet'));
@@ -561,10 +561,11 @@ export function mount(root, { id: studyId }, ctx) {
         for (const id of selected.keys()) fetchTrial(id).then(scheduleCurves).catch(() => {});
       })
       .start();
-    // the best trial's curve loads alongside the plots
-    if (!autoSelected && study.best && selected.size === 0) {
+    // each dataset's best trial's curve loads alongside the plots
+    const bests = (study.best || []).map((b) => b.trial).filter(Boolean);
+    if (!autoSelected && bests.length > 0 && selected.size === 0) {
       autoSelected = true;
-      selectTrial(study.best, false);
+      for (const t of bests) selectTrial(t, false);
     }
     studyFresh = true;
     for (const [p, load] of [[metric, loadMetric], [time, loadTime], [history, loadHistory], [pareto, loadPareto],
