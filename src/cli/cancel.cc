@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/store_flag.h"
 #include "cli/study_ref.h"
+#include "common/error.h"
 #include "common/text_safety.h"
 
 namespace layerlab::cli {
@@ -17,6 +18,10 @@ void add_cancel_command(CLI::App& app) {
   cmd->callback([url, ref] {
     auto store = open_existing_store(*url);
     const auto s = resolve_study(*store, *ref);
+    // The store refuses too, in the update itself (a study that finishes meanwhile).
+    if (s.status != store::StudyStatus::kRunning)
+      throw failed_precondition("study '" + printable(s.name) + "' is already " +
+                                store::to_string(s.status) + ": only a running study is cancelled");
     const int64_t n = store->cancel_study(s.id);
     std::cout << "cancelled study " << printable(s.name) << ": " << n
               << " queued trials cancelled\n";

@@ -98,6 +98,10 @@ Error no_workers_left(const WorkerPool& pool) {
   }
 }
 
+// A study cancelled while it ran (`layerlab cancel`, the API): the code of a failed
+// precondition, as a resume of a cancelled study gets.
+constexpr int kCancelledExit = 3;
+
 int run(const RunFlags& f) {
   const std::atomic<bool>& stop = stop_requested();
   const study::StudySpec spec = study::load_study_file(f.study_file);
@@ -155,9 +159,11 @@ int run(const RunFlags& f) {
       }
       if (progress.due()) progress.update(progress_state(*store, coordinator, finished_at_start));
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::kUnavailable) throw;
+      // Cancelled from elsewhere (stopped): nothing more is stored; the running trials end.
+      if (!coordinator.stopped() && e.code() != ErrorCode::kUnavailable) throw;
       // The store or broker is away: the workers wait too; say so now and then.
-      if (std::chrono::steady_clock::now() - last_retry_note > std::chrono::seconds(5)) {
+      if (e.code() == ErrorCode::kUnavailable &&
+          std::chrono::steady_clock::now() - last_retry_note > std::chrono::seconds(5)) {
         std::cerr << "\nrun: retrying: " << printable(e.what()) << std::endl;
         last_retry_note = std::chrono::steady_clock::now();
       }
@@ -166,7 +172,8 @@ int run(const RunFlags& f) {
     if (pool.alive() == 0) throw no_workers_left(pool);
     std::this_thread::sleep_for(pace.current());
   }
-  if (complete) store->set_study_status(study_id, store::StudyStatus::kFinished);
+  const bool cancelled = complete && !store->finish_study(study_id);
+  complete = complete && !cancelled;
   pool.stop();
   progress.update(progress_state(*store, coordinator, finished_at_start), true);
   // Ranked within each dataset: a value on one dataset says nothing about another.
@@ -175,6 +182,7 @@ int run(const RunFlags& f) {
     nlohmann::json out = {{"study", spec.name},
                           {"id", study_id},
                           {"complete", complete},
+                          {"cancelled", cancelled},
                           {"leaderboards", leaderboards_json(boards)},
                           {"leaderboard", nlohmann::json::array()}};
     // `leaderboard`: the same number of trials across datasets, as before per-dataset boards.
@@ -186,6 +194,14 @@ int run(const RunFlags& f) {
     std::cout << "\nleaderboard (" << spec.metric << ", " << (spec.maximize ? "max" : "min")
               << ") per dataset\n";
     print_leaderboards(std::cout, boards, spec);
+  }
+  if (cancelled) {
+    const store::StudyCounts c = store->counts(study_id);
+    std::cerr << fmt::format(
+        "run: study '{}' was cancelled: {} of {} trials finished, {} cancelled\n",
+        printable(spec.name), c.finished() - c[store::TrialStatus::kCancelled],
+        coordinator.total_trials(), c[store::TrialStatus::kCancelled]);
+    return kCancelledExit;
   }
   if (!complete) {
     std::cerr << "interrupted; run the same command again to resume\n";

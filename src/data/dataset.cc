@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "data/labels.h"
 #include "data/loaders.h"
@@ -33,6 +35,18 @@ Dataset load(std::string_view spec_text, const DataLimits& limits) {
   check_shape(d.rows, d.features, limits, spec.text());
   d.name = spec.text();
   return d;
+}
+
+Task task_of(std::string_view spec_text) {
+  const Spec spec = Spec::parse(spec_text);
+  const Loader& loader = registry().get(spec.name());
+  const bool has_task =
+      std::find(loader.keys.begin(), loader.keys.end(), "task") != loader.keys.end();
+  return has_task ? label_options(spec).task : Task::kClassification;
+}
+
+const char* task_name(Task task) {
+  return task == Task::kRegression ? "regression" : "classification";
 }
 
 std::vector<std::string> known_datasets() {

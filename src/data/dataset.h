@@ -112,6 +112,14 @@ struct Split {
 // Throws kInvalidArgument naming the limit when the data exceeds `limits`.
 Dataset load(std::string_view spec, const DataLimits& limits = {});
 
+// The task a dataset spec names, known without loading it: the task= option of a loader that
+// takes one (csv:, libsvm:), else classification (built-ins, generators, idx:); load() gives
+// a dataset of this task. Throws kInvalidArgument for a malformed spec, an unknown name or
+// a task= that is neither classification nor regression.
+Task task_of(std::string_view spec);
+// "classification" or "regression".
+const char* task_name(Task task);
+
 // Every registered name, sorted: built-ins, generators, and the prefixes "csv:", "idx:",
 // "libsvm:".
 std::vector<std::string> known_datasets();

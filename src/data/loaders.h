@@ -13,8 +13,10 @@
 namespace layerlab::data {
 
 struct Loader {
-  std::string description;        // one line, with the parameters it accepts
-  std::vector<std::string> keys;  // the query keys it accepts
+  std::string description;  // one line, with the parameters it accepts
+  // The query keys it accepts. A loader whose datasets may be regression ones takes "task"
+  // (task_of reads it without loading); the others load classification datasets only.
+  std::vector<std::string> keys;
   std::function<Dataset(const Spec&, const DataLimits&)> load;  // after the keys are checked
 };
 

@@ -125,8 +125,10 @@ template <typename Db>
 void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
   MutexLock lock(mu_);
   write("set_study_status", [&]() REQUIRES(mu_) {
-    if (db_.exec("UPDATE studies SET status = ?2 WHERE id = ?1", id, to_string(status)) == 0)
-      throw no_study("set_study_status", id);
+    // A cancelled study stays cancelled, whatever ends after the cancel (run's last trials).
+    if (db_.exec("UPDATE studies SET status = ?2 WHERE id = ?1 AND status <> 'cancelled'", id,
+                 to_string(status)) == 0)
+      throw study_unchanged("set_study_status", id);
     // A follower needs only each trial's last change (trials_changed_since returns a
     // trial once, with it): a finished study's earlier ones (queued, started) go, two of
     // the three rows a trial leaves. Numbers not yet given (PostgreSQL) stay.
@@ -142,12 +144,25 @@ void SqlStore<Db>::set_study_status(int64_t id, StudyStatus status) {
   });
 }
 
+// Not SqlStore's: every Store keeps a cancelled study cancelled (set_study_status).
+bool Store::finish_study(int64_t id) {
+  try {
+    set_study_status(id, StudyStatus::kFinished);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kFailedPrecondition) throw;
+    return false;
+  }
+}
+
 template <typename Db>
 int64_t SqlStore<Db>::cancel_study(int64_t id) {
   MutexLock lock(mu_);
   return write("cancel_study", [&]() REQUIRES(mu_) {
-    if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1", id) == 0)
-      throw no_study("cancel_study", id);
+    // Checked by the update itself: a study that finishes meanwhile is not turned cancelled.
+    if (db_.exec("UPDATE studies SET status = 'cancelled' WHERE id = ?1 AND status = 'running'",
+                 id) == 0)
+      throw study_unchanged("cancel_study", id);
     return cancel_queued(id);
   });
 }
@@ -1083,6 +1098,12 @@ void SqlStore<Db>::check_param_key(const std::string& key) const {
 template <typename Db>
 Error SqlStore<Db>::no_study(const char* call, int64_t id) const {
   return not_found(where(call) + "no study with id " + std::to_string(id));
+}
+template <typename Db>
+Error SqlStore<Db>::study_unchanged(const char* call, int64_t id) {
+  auto q = db_.query("SELECT name, status FROM studies WHERE id = ?1", id);
+  if (!q.next()) return no_study(call, id);
+  return failed_precondition(where(call) + "study '" + q.text(0) + "' is already " + q.text(1));
 }
 template <typename Db>
 Error SqlStore<Db>::no_trial(const char* call, int64_t id) const {

@@ -234,6 +234,9 @@ class SqlStore : public Store {
                                                        const std::vector<EpochRow>& rows) const;
   std::string to_text(const nlohmann::json& j, const char* call, const char* what) const;
   Error no_study(const char* call, int64_t id) const;
+  // After an update of the study's status that changed no row: no_study, or kFailedPrecondition
+  // "study 'NAME' is already finished" (inside the same transaction).
+  Error study_unchanged(const char* call, int64_t id) REQUIRES(mu_);
   Error no_worker(const char* call, const std::string& id) const;
   void check(const char* call, const ClaimOptions& o) const;
   void check_attempt(const char* call, int attempt) const;

@@ -90,12 +90,20 @@ class Store {
   virtual StudyRecord get_study(int64_t id) = 0;                                 // kNotFound
   virtual std::vector<StudyRecord> list_studies(const StudyListing& which) = 0;  // by id
   std::vector<StudyRecord> list_studies() { return list_studies(StudyListing{}); }
-  // kNotFound for an unknown study. Marking it finished also drops the change log's
-  // superseded rows of its trials (see trials_changed_since: nothing a follower sees moves).
+  // kNotFound for an unknown study; kFailedPrecondition, changing nothing, for a cancelled
+  // one: a cancelled study stays cancelled (a `run` whose last trials end after the cancel
+  // does not turn it finished). Marking it finished also drops the change log's superseded
+  // rows of its trials (see trials_changed_since: nothing a follower sees moves).
   virtual void set_study_status(int64_t id, StudyStatus status) = 0;
-  // Marks the study cancelled and its queued trials cancelled, in one transaction; running
-  // trials finish normally (a lease that expires then cancels instead of requeueing).
-  // Returns the number of trials cancelled.
+  // Marks the study finished (set_study_status); false, changing nothing, when it was
+  // cancelled meanwhile.
+  bool finish_study(int64_t id);
+  // Marks a running study cancelled and its queued trials cancelled, in one transaction;
+  // running trials finish normally (a lease that expires then cancels instead of
+  // requeueing). Returns the number of trials cancelled. kNotFound for an unknown study;
+  // kFailedPrecondition "study 'NAME' is already finished" (or cancelled), changing nothing,
+  // for one that is not running: the status is checked by the update itself, so a study
+  // that finishes meanwhile is never turned cancelled.
   virtual int64_t cancel_study(int64_t id) = 0;
   // Cancels the study's queued trials, leaving the study's status as it is (a study whose
   // time budget ran out: its running trials finish, nothing more starts). Returns how many.

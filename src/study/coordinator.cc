@@ -163,7 +163,7 @@ int64_t Coordinator::publish_held(int64_t queued) {
 bool Coordinator::complete() {
   // `run` asks every 25 ms: nothing is counted while trials remain to store, then only the
   // unfinished ones (an index range, not the whole study).
-  if (next_number_ < total_ && !out_of_time_) return false;
+  if (next_number_ < total_ && !out_of_time_ && !stopped_) return false;
   return store_.count_trials(study_id_, {.statuses = {store::TrialStatus::kQueued,
                                                       store::TrialStatus::kRunning}}) == 0;
 }

@@ -63,8 +63,9 @@ class Coordinator {
   // `max_in_flight` queued or running. Returns how many were added.
   //
   // A study found cancelled meanwhile (the store refuses its new trials) is stopped():
-  // that call throws kFailedPrecondition "study 'NAME' was cancelled..." (for `run`, whose
-  // study it is: an error, not "finished"), later calls store nothing and return 0.
+  // that call throws kFailedPrecondition "study 'NAME' was cancelled...", later calls store
+  // nothing and return 0; the study is complete() once its running trials end (`run` then
+  // reports it cancelled: the store keeps it so).
   // CoordinatorPool (`serve`) takes it as the end of that study's feeding, not an error.
   //
   // A study with budget.hours runs out of time that long after it was created (its
@@ -91,7 +92,8 @@ class Coordinator {
   int64_t waiting() const { return waiting_; }
 
   // True once every trial of the study is stored and finished (none queued or running), or
-  // once its time budget ran out and none is queued or running.
+  // once its time budget ran out or it was found cancelled (stopped()) and none is queued or
+  // running.
   bool complete();
 
   // Whether the study's time budget ran out (seen by a top_up call); then out_of_time_note()

@@ -122,7 +122,11 @@ int64_t CoordinatorPool::step(int64_t max_in_flight) {
     }
     bool complete = false;
     if (!guarded(s, [&] { complete = c.complete(); }) || !complete) continue;
-    store_.set_study_status(s.id, store::StudyStatus::kFinished);
+    if (!store_.finish_study(s.id)) {
+      report_("study '" + s.name + "' was cancelled: its last running trials have ended");
+      coordinators_.erase(it);
+      continue;
+    }
     report_(
         "study '" + s.name + "' finished: " +
         (c.out_of_time() ? c.out_of_time_note() : std::to_string(c.total_trials()) + " trials"));

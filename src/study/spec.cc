@@ -25,6 +25,7 @@
 #include "data/dataset.h"
 #include "nn/params.h"
 #include "store/records.h"
+#include "study/metrics.h"
 #include "study/pruner.h"
 #include "study/sampler.h"
 
@@ -39,7 +40,6 @@ constexpr double kMaxDomainPoints = 1e12;
 const std::vector<std::string> kTopKeys = {
     "name",  "datasets",   "validation",      "metric",          "method",         "budget",
     "seeds", "parameters", "parameter_order", "early_terminate", "early_stopping", "keep_weights"};
-const std::vector<std::string> kMetrics = {"val_accuracy", "val_loss", "val_rmse", "train_loss"};
 const std::vector<std::string> kDistributions = {"uniform",   "log_uniform",   "int_uniform",
                                                  "q_uniform", "q_log_uniform", "categorical"};
 const std::vector<std::string> kDomainKeys = {"value", "values", "distribution", "min", "max", "q"};
@@ -314,7 +314,13 @@ class Parser {
   double number(const Item& item) const;
   bool boolean(const Item& item) const;
 
-  void datasets(StudySpec& s, const Item& item) const;
+  void datasets(StudySpec& s, const Item& item);
+  // The metric and its goal, checked against every dataset's task (tasks_).
+  void metric(StudySpec& s, const Item* item, const Item& datasets) const;
+  std::string dataset_text(const StudySpec& s, size_t i) const {
+    return "datasets[" + std::to_string(i) + "] (" + excerpt(s.datasets[i]) + ", " +
+           data::task_name(tasks_[i]) + ")";
+  }
   void parameters(StudySpec& s, const Fields& top, bool patience_given);
   Domain domain(const std::string& name, const Item& item) const;
   void distribution(Domain& d, const std::string& name, const Item& param, const Fields& f) const;
@@ -336,6 +342,7 @@ class Parser {
   std::string file_;
   const SpecLimits& limits_;
   std::vector<Item> param_items_;  // parallel to StudySpec::parameters
+  std::vector<data::Task> tasks_;  // parallel to StudySpec::datasets
 };
 
 Fields Parser::mapping(const Item& item, const std::string& what) const {
@@ -460,13 +467,7 @@ StudySpec Parser::study(const Item& top) {
     }
     if (const Item* st = find(vf, "stratify")) s.stratify = boolean(*st);
   }
-  if (const Item* m = find(f, "metric")) {
-    const Fields mf = settings(*m, {"name", "goal"});
-    if (const Item* n = find(mf, "name")) s.metric = choice(*n, "metric", kMetrics);
-    s.maximize = s.metric == "val_accuracy";
-    if (const Item* g = find(mf, "goal"))
-      s.maximize = choice(*g, "goal", {"maximize", "minimize"}) == "maximize";
-  }
+  metric(s, find(f, "metric"), *find(f, "datasets"));
   if (const Item* m = find(f, "method")) {
     s.method = text(*m, "one of " + join(samplers().names(), ", "));
     if (!samplers().contains(s.method)) fail(*m, samplers().unknown_message(s.method));
@@ -540,7 +541,7 @@ StudySpec Parser::study(const Item& top) {
   return s;
 }
 
-void Parser::datasets(StudySpec& s, const Item& item) const {
+void Parser::datasets(StudySpec& s, const Item& item) {
   const std::vector<std::string> known = data::known_datasets();
   limit(item, size_of(item), limits_.max_datasets, "datasets", "max_datasets");
   const std::vector<Item> items =
@@ -553,16 +554,58 @@ void Parser::datasets(StudySpec& s, const Item& item) const {
     s.dataset_places.push_back(place(e.mark));
     // Only plain names are checked here: files are opened by the trials, not by the parser.
     const std::string head = d.substr(0, d.find('?'));
-    if (head.find_first_of(":/") != std::string::npos || ends_with(head, ".csv") ||
-        ends_with(head, ".csv.gz") || ends_with(head, ".libsvm") || ends_with(head, ".svm") ||
-        contains(known, head))
-      continue;
-    std::string msg = "unknown dataset '" + excerpt(head) + "'";
-    const std::string hint = closest_match(head, known);
-    if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
-    fail(e, msg + "; known: " + join(known, ", ") +
-                " (csv:PATH, libsvm:PATH, idx:IMAGES,LABELS for files)");
+    if (head.find_first_of(":/") == std::string::npos && !ends_with(head, ".csv") &&
+        !ends_with(head, ".csv.gz") && !ends_with(head, ".libsvm") && !ends_with(head, ".svm") &&
+        !contains(known, head)) {
+      std::string msg = "unknown dataset '" + excerpt(head) + "'";
+      const std::string hint = closest_match(head, known);
+      if (!hint.empty()) msg += " (did you mean '" + hint + "'?)";
+      fail(e, msg + "; known: " + join(known, ", ") +
+                  " (csv:PATH, libsvm:PATH, idx:IMAGES,LABELS for files)");
+    }
+    // The task is in the spec (task=, or the kind of dataset): the metric is checked here.
+    try {
+      tasks_.push_back(data::task_of(d));
+    } catch (const Error& error) {
+      fail(e, error.what());
+    }
   }
+}
+
+void Parser::metric(StudySpec& s, const Item* item, const Item& datasets) const {
+  Fields mf;
+  if (item) mf = settings(*item, {"name", "goal"});
+  const Item* name = find(mf, "name");
+  const Item* goal = find(mf, "goal");
+  std::vector<std::string> common = metric_names();  // the metrics every dataset reports
+  for (const data::Task task : tasks_)
+    std::erase_if(common, [&](const std::string& m) { return !reports(task, m); });
+  if (name) {
+    s.metric = choice(*name, "metric", metric_names());
+    for (size_t i = 0; i < tasks_.size(); ++i)
+      if (!reports(tasks_[i], s.metric))
+        fail(*name, dataset_text(s, i) + " does not report " + s.metric + "; its trials report " +
+                        join(metrics_of(tasks_[i]), ", ") +
+                        (common.size() < metrics_of(tasks_[i]).size()
+                             ? "; every dataset of this study reports " + join(common, ", ")
+                             : ""));
+  } else {
+    s.metric = std::string(default_metric(tasks_.front()));
+    for (size_t i = 1; i < tasks_.size(); ++i)
+      if (tasks_[i] != tasks_.front())
+        fail_at(datasets.mark,
+                "metric: " + dataset_text(s, 0) + " and " + dataset_text(s, i) +
+                    " have no default metric in common; name one that both report: metric: "
+                    "{name: " +
+                    common.front() + "} (or " +
+                    join(std::vector(common.begin() + 1, common.end()), ", ") +
+                    "; each dataset is ranked on its own)");
+  }
+  const Metric& m = *find_metric(s.metric);
+  s.maximize = m.maximize;
+  if (goal && (choice(*goal, "goal", {"maximize", "minimize"}) == "maximize") != m.maximize)
+    fail(*goal, s.metric + " is " + std::string(m.kind) + ": goal must be " +
+                    (m.maximize ? "maximize" : "minimize"));
 }
 
 void Parser::parameters(StudySpec& s, const Fields& top, bool patience_given) {

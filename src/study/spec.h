@@ -11,8 +11,12 @@
 //                                               must be known (files are not opened here)
 //   validation: {fraction: 0.2, stratify: true} 0 < fraction < 1
 //   metric: {name: val_accuracy, goal: maximize}
-//       name: val_accuracy | val_loss | val_rmse | train_loss; the goal defaults to maximize
-//       for val_accuracy and to minimize for the others
+//       name: val_accuracy | val_rmse | val_loss | train_loss (study/metrics.h), one that
+//       every dataset's task reports (the task is read from the dataset spec: task=regression
+//       of csv: and libsvm:, else classification); the default follows the task:
+//       val_accuracy for classification, val_rmse for regression, none when the datasets
+//       mix tasks. The goal is the metric's own (maximize val_accuracy, minimize the others);
+//       the other one is refused.
 //   method: grid                                grid | random | sobol | tpe
 //   budget: {trials: 500, hours: 2}             trials: required except for grid; hours: no
 //                                               trial starts that long after the study was

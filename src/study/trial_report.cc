@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "common/strings.h"
+#include "study/metrics.h"
+
 namespace layerlab::study {
 
 double EpochMetric::of(const nn::EpochRecord& r) const {
@@ -60,6 +63,16 @@ TrialReport make_report(const TrialOutcome& outcome, const std::string& metric,
   r.result.erase("params");
   r.result.erase("curve");
   r.result["worker"] = worker_id;
+  // The study file's check makes this hold; the epoch's val_metric column holds accuracy or
+  // RMSE by the task, so a name the task lacks would store the other one under it.
+  const data::Task task =
+      outcome.task.classification() ? data::Task::kClassification : data::Task::kRegression;
+  if (!reports(task, metric)) {
+    r.status = store::TrialStatus::kFailed;
+    r.error = "the study's metric " + metric + " is not reported by a " + data::task_name(task) +
+              " trial (it reports " + join(metrics_of(task), ", ") + ")";
+    return r;
+  }
   if (res.status == nn::TrialStatus::kDiverged) r.error = res.message;
   if (!res.epochs.empty()) {
     const bool at_best = res.status == nn::TrialStatus::kEarlyStopped && res.best_epoch > 0;

@@ -26,12 +26,12 @@ struct TrialReport {
   store::TrialStatus status;
   nlohmann::json result;  // the outcome without params (stored apart) and curve (epochs)
   std::optional<double> value;
-  std::string error;  // why it diverged; "" otherwise
+  std::string error;  // why it diverged or failed; "" otherwise
 };
 
 // The study metric of a trial: at its best epoch (lowest validation loss) if it stopped
-// early, else at its last epoch. A NaN value (diverged, or a metric the task lacks) is
-// no value.
+// early, else at its last epoch. A NaN value (diverged) is no value. A metric the trial's
+// task does not report (study/metrics.h) is no value either: the trial is failed, saying so.
 TrialReport make_report(const TrialOutcome& outcome, const std::string& metric,
                         const std::string& worker_id);
 

@@ -135,6 +135,8 @@ TEST(ServerSubmit, ACreatedStudyIsQueuedTrainedStreamedAndCancellable) {
   EXPECT_EQ(json::parse(trials->body)["total"], 4);
   expect_error(c->Post("/api/v1/studies/" + id + "/cancel", "", "application/json"), 409,
                "already finished");
+  EXPECT_EQ(study_json()["status"], "finished") << "a refused cancel changes nothing";
+  EXPECT_EQ(study_json()["counts"]["cancelled"], 0);
 
   // A second study, as JSON, cancelled before any worker takes it.
   json spec = {{"name", "to-cancel"},

@@ -164,5 +164,26 @@ TEST(CsvErrors, UnterminatedQuote) {
                     "q.csv: line 2: unterminated quoted field");
 }
 
+// A study's metric is checked at parse time from task_of(): it must be the task load() gives,
+// for every kind of dataset.
+TEST(TaskOf, IsTheTaskTheLoadedDatasetHas) {
+  const std::string libsvm = "libsvm:" + fixture("good.libsvm");
+  for (const std::string& spec :
+       {std::string("iris"), std::string("wine"), std::string("breast_cancer"),
+        std::string("digits"), std::string("spirals?n=60"), std::string("moons?n=60"),
+        std::string("xor?n=60"), std::string("checkerboard?n=60"), csv("string_labels.csv"),
+        csv("regression.csv", "?task=regression&label=y1,y2"), csv("regression.csv", "?label=y2"),
+        libsvm, libsvm + "?task=regression"}) {
+    const Dataset d = load(spec);
+    EXPECT_EQ(task_of(spec), d.task) << spec;
+  }
+  EXPECT_EQ(task_of(csv("regression.csv", "?task=regression")), Task::kRegression);
+  EXPECT_EQ(task_of("x.csv?task=regression"), Task::kRegression);  // not opened
+  EXPECT_STREQ(task_name(Task::kRegression), "regression");
+  EXPECT_TRUE(
+      testing::throws_error([] { task_of("x.csv?task=regresion"); }, ErrorCode::kInvalidArgument,
+                            "task: expected one of classification, regression, got 'regresion'"));
+}
+
 }  // namespace
 }  // namespace layerlab::data

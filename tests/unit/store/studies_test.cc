@@ -132,6 +132,29 @@ TEST_P(StoreTest, CancelStudyCancelsQueuedTrialsOnly) {
                      "is cancelled");
 }
 
+// Only a running study can be cancelled, and a cancelled one stays so: the store refuses,
+// changing nothing, in the same transaction as the update.
+TEST_P(StoreTest, CancelRefusesAFinishedStudyAndChangesNothing) {
+  const int64_t id = study_with_trials("done", 2);
+  store_->set_study_status(id, StudyStatus::kFinished);
+  EXPECT_STORE_ERROR(store_->cancel_study(id), ErrorCode::kFailedPrecondition,
+                     "cancel_study: study 'done' is already finished");
+  EXPECT_EQ(store_->get_study(id).status, StudyStatus::kFinished);
+  EXPECT_EQ(store_->counts(id)[TrialStatus::kQueued], 2);
+  EXPECT_EQ(store_->counts(id)[TrialStatus::kCancelled], 0);
+}
+
+TEST_P(StoreTest, ACancelledStudyStaysCancelled) {
+  const int64_t id = study_with_trials("gone", 1);
+  EXPECT_EQ(store_->cancel_study(id), 1);
+  EXPECT_STORE_ERROR(store_->cancel_study(id), ErrorCode::kFailedPrecondition,
+                     "study 'gone' is already cancelled");
+  for (StudyStatus s : {StudyStatus::kFinished, StudyStatus::kRunning})
+    EXPECT_STORE_ERROR(store_->set_study_status(id, s), ErrorCode::kFailedPrecondition,
+                       "set_study_status: study 'gone' is already cancelled");
+  EXPECT_EQ(store_->get_study(id).status, StudyStatus::kCancelled);
+}
+
 TEST_P(StoreTest, StatusNamesRoundTrip) {
   for (TrialStatus s : kAllTrialStatuses) EXPECT_EQ(parse_trial_status(to_string(s)), s);
   EXPECT_EQ(to_string(TrialStatus::kEarlyStopped), std::string("early_stopped"));

@@ -98,6 +98,29 @@ const BadFile kBadFiles[] = {
     {"bad_metric_goal.yaml",
      "metric.goal: unknown goal 'maximise' (did you mean 'maximize'?); expected one of maximize, "
      "minimize (%:3:32)"},
+    // The metric fits every dataset's task, known from the spec without loading the data.
+    {"bad_metric_not_reported.yaml",
+     "metric.name: datasets[0] (iris, classification) does not report val_rmse; its trials "
+     "report val_accuracy, val_loss, train_loss (%:3:16)"},
+    {"bad_metric_regression.yaml",
+     "metric.name: datasets[0] (csv:prices.csv?label=y&task=regression, regression) does not "
+     "report val_accuracy; its trials report val_rmse, val_loss, train_loss (%:4:9)"},
+    {"bad_metric_mixed_tasks.yaml",
+     "metric: datasets[0] (iris, classification) and datasets[1] "
+     "(csv:prices.csv?label=y&task=regression, regression) have no default metric in common; "
+     "name one that both report: metric: {name: val_loss} (or train_loss; each dataset is "
+     "ranked on its own) (%:2:11)"},
+    {"bad_metric_mixed_named.yaml",
+     "metric.name: datasets[0] (iris, classification) does not report val_rmse; its trials "
+     "report val_accuracy, val_loss, train_loss; every dataset of this study reports val_loss, "
+     "train_loss (%:3:16)"},
+    {"bad_metric_goal_direction.yaml",
+     "metric.goal: val_rmse is an error: goal must be minimize (%:3:32)"},
+    {"bad_metric_goal_score.yaml",
+     "metric.goal: val_accuracy is a score: goal must be maximize (%:3:36)"},
+    {"bad_dataset_task.yaml",
+     "datasets[0]: dataset 'csv:prices.csv?task=regresion': task: expected one of "
+     "classification, regression, got 'regresion' (%:2:12)"},
     {"bad_validation_fraction.yaml",
      "validation.fraction: expected a fraction in (0, 1), got 1.5 (%:4:13)"},
     {"bad_stratify.yaml", "validation.stratify: expected true or false, got \"yes\" (%:3:39)"},

@@ -236,8 +236,8 @@ TEST(Coordinator, RefusesAnEmptyWindow) {
 }
 
 // `run`'s path: the study is cancelled between two transactions of one top_up. run is
-// told so (an error naming the study, so that it ends without calling the study finished);
-// the coordinator stores nothing more.
+// told so (an error naming the study); the coordinator stores nothing more and is complete
+// once none of the study's trials is queued or running.
 TEST(Coordinator, AStudyCancelledWhileItsTrialsAreStoredStopsBeingFed) {
   Fixture f;
   const StudySpec spec = random_spec("cancelled", 50'000);
@@ -250,7 +250,8 @@ TEST(Coordinator, AStudyCancelledWhileItsTrialsAreStoredStopsBeingFed) {
                                     "study 'cancelled' was cancelled: no more of its trials are "
                                     "queued (2000 of 50000 stored)"));
   EXPECT_TRUE(c.stopped());
-  EXPECT_FALSE(c.complete());
+  // Nothing queued or running is left: run ends, and reports the study cancelled.
+  EXPECT_TRUE(c.complete());
   EXPECT_EQ(c.top_up(8), 0);
   EXPECT_EQ(f.stored(id), kTrialBatch);
   EXPECT_EQ(f.store->counts(id)[TrialStatus::kCancelled], kTrialBatch);

@@ -65,12 +65,36 @@ TEST(StudySpec, FullFileReadsEveryKey) {
   EXPECT_EQ(s.parameters[9].second.values, std::vector<json>{"adamw"});
 }
 
-TEST(StudySpec, MetricGoalDefaultsFollowTheMetric) {
+TEST(StudySpec, MetricGoalFollowsTheMetric) {
   EXPECT_TRUE(parse("name: a\ndatasets: [iris]\nmetric: {name: val_accuracy}\n").maximize);
-  EXPECT_FALSE(parse("name: a\ndatasets: [iris]\nmetric: {name: val_rmse}\n").maximize);
+  EXPECT_FALSE(
+      parse("name: a\ndatasets: [\"x.csv?task=regression\"]\nmetric: {name: val_rmse}\n").maximize);
   EXPECT_FALSE(parse("name: a\ndatasets: [iris]\nmetric: {name: train_loss}\n").maximize);
-  EXPECT_TRUE(
-      parse("name: a\ndatasets: [iris]\nmetric: {name: val_loss, goal: maximize}\n").maximize);
+  EXPECT_FALSE(
+      parse("name: a\ndatasets: [iris]\nmetric: {name: val_loss, goal: minimize}\n").maximize);
+}
+
+// Without a metric: key the default follows the datasets' task, read from their specs.
+TEST(StudySpec, DefaultMetricFollowsTheTask) {
+  for (const char* regression :
+       {"\"csv:x.csv?label=y&task=regression\"", "\"libsvm:x.svm?task=regression\"",
+        "\"x.csv.gz?task=regression\""}) {
+    const StudySpec s = parse(std::string("name: a\ndatasets: [") + regression + "]\n");
+    EXPECT_EQ(s.metric, "val_rmse") << regression;
+    EXPECT_FALSE(s.maximize) << regression;
+    EXPECT_EQ(s.to_json()["metric"], json({{"name", "val_rmse"}, {"goal", "minimize"}}));
+  }
+  for (const char* classification : {"iris", "\"spirals?n=100\"", "\"csv:x.csv?label=y\"",
+                                     "\"x.csv?task=classification\"", "\"idx:a,b\""}) {
+    const StudySpec s = parse(std::string("name: a\ndatasets: [") + classification + "]\n");
+    EXPECT_EQ(s.metric, "val_accuracy") << classification;
+    EXPECT_TRUE(s.maximize) << classification;
+  }
+  // Tasks mixed: a metric both report is accepted (each dataset is ranked on its own).
+  const StudySpec mixed =
+      parse("name: a\ndatasets: [iris, \"x.csv?task=regression\"]\nmetric: {name: val_loss}\n");
+  EXPECT_EQ(mixed.metric, "val_loss");
+  EXPECT_FALSE(mixed.maximize);
 }
 
 TEST(StudySpec, JsonIsCanonicalAndRoundTrips) {

@@ -46,6 +46,28 @@ TEST(TrialReport, EarlyStoppedTrialIsValuedAtItsBestEpoch) {
   EXPECT_DOUBLE_EQ(*loss.value, 1.0);
 }
 
+// The epoch's val_metric is accuracy or RMSE by the task: only the name the task reports
+// reads it, so RMSE is never stored as val_accuracy (nor accuracy as val_rmse).
+TEST(TrialReport, TheMetricMustBeOneTheTrialsTaskReports) {
+  TrialOutcome regression = outcome_with(nn::TrialStatus::kCompleted, {0.9, 0.4}, 2);
+  regression.task = nn::Task{.classes = 0, .targets = 1};
+  EXPECT_DOUBLE_EQ(*make_report(regression, "val_rmse", "w").value, 0.4);
+  EXPECT_DOUBLE_EQ(*make_report(regression, "val_loss", "w").value, 1.0);
+  const TrialOutcome classification = outcome_with(nn::TrialStatus::kCompleted, {0.5, 0.7}, 2);
+  const auto refused = [](const TrialOutcome& o, const char* metric, const std::string& why) {
+    const TrialReport r = make_report(o, metric, "w");
+    EXPECT_EQ(r.status, store::TrialStatus::kFailed) << metric;
+    EXPECT_FALSE(r.value) << metric;
+    EXPECT_EQ(r.error, why);
+  };
+  refused(regression, "val_accuracy",
+          "the study's metric val_accuracy is not reported by a regression trial (it reports "
+          "val_rmse, val_loss, train_loss)");
+  refused(classification, "val_rmse",
+          "the study's metric val_rmse is not reported by a classification trial (it reports "
+          "val_accuracy, val_loss, train_loss)");
+}
+
 TEST(TrialReport, DivergedTrialHasNoValueAndSaysWhy) {
   auto o = outcome_with(nn::TrialStatus::kDiverged, {0.5, std::nan("")}, 1);
   o.result.message = "loss became NaN or infinite in epoch 2";
