@@ -185,7 +185,8 @@ int run(const RunFlags& f) {
                           {"cancelled", cancelled},
                           {"leaderboards", leaderboards_json(boards)},
                           {"leaderboard", nlohmann::json::array()}};
-    // `leaderboard`: the same number of trials across datasets, as before per-dataset boards.
+    // `leaderboard` (kept for scripts): each dataset's top trials, one dataset after another
+    // (leaders() ranks within a dataset, never across).
     for (const auto& t : leaders(*store, study_id, spec, f.leaders))
       out["leaderboard"].push_back(trial_json(t));
     std::cout << out.dump(2) << "\n";
