@@ -25,7 +25,7 @@ StudySpec one_hour_study(int64_t trials) {
 }
 
 struct TimedStore {
-  testing::TempDir dir;
+  ::layerlab::testing::TempDir dir;
   store::ManualClock clock;
   std::unique_ptr<store::Store> store = open();
   StudySpec spec;
