@@ -60,9 +60,9 @@ TEST(RegressionMetric, DefaultIsValRmseAndTheLowestWins) {
 
   const json st = status(s, "wave");
   EXPECT_EQ(st["metric"], "val_rmse");
-  EXPECT_EQ(st["best"][0]["value"], lowest);
-  EXPECT_EQ(st["best"][0]["params"]["learning_rate"], 0.01);
+  EXPECT_EQ(st["best"][0]["value"], lowest);  // the one dataset's best
   EXPECT_EQ(st["leaderboards"][0]["best_value"], lowest);
+  EXPECT_EQ(st["leaderboards"][0]["trials"][0]["params"]["learning_rate"], 0.01);
 }
 
 TEST(RegressionMetric, AMetricTheTaskDoesNotReportIsRefusedAndNothingStored) {
