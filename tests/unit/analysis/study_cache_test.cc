@@ -101,8 +101,8 @@ TEST(StudyCache, KeptResponsesStayWithinTheByteBoundLeastRecentlyUsedFirst) {
   StudyCache cache(*store);
   int made = 0;
   // Each response is 40% of the bound: two fit, a third pushes the oldest out.
-  const size_t size = StudyCache::kMaxResponseBytes * 2 / 5;
-  auto big = [&made, size](store::Store&, const StudyCache::ViewAccess&) {
+  constexpr size_t size = StudyCache::kMaxResponseBytes * 2 / 5;
+  auto big = [&made](store::Store&, const StudyCache::ViewAccess&) {
     ++made;
     return std::string(size, 'x');
   };
